@@ -35,6 +35,32 @@ async function sidewaysOverflow(page: Page): Promise<number> {
   })
 }
 
+/**
+ * Each element in `root` that draws words wider than its box, and by how much (none: nothing
+ * cut). A select's words are its chosen option's, measured in its own font,
+ * against the box less its padding and the arrow's room.
+ */
+async function clipped(root: Locator, selector: string): Promise<string[]> {
+  return root.evaluate((element, css) => {
+    const canvas = document.createElement('canvas').getContext('2d')!
+    return [...element.querySelectorAll<HTMLElement>(css)]
+      .filter((el) => el.getClientRects().length > 0)
+      .map((el) => {
+        const name = `${el.className} “${el.innerText}”`
+        if (!(el instanceof HTMLSelectElement))
+          return { name, cut: el.scrollWidth - el.clientWidth }
+        const style = getComputedStyle(el)
+        canvas.font = style.font
+        const text = el.options[el.selectedIndex]?.text ?? ''
+        const room =
+          el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 16
+        return { name, cut: Math.ceil(canvas.measureText(text).width - room) }
+      })
+      .filter(({ cut }) => cut > 0)
+      .map(({ name, cut }) => `${name} cut by ${cut} px`)
+  }, selector)
+}
+
 /** Presses Tab until `target` has the focus (at most `limit` times); fails otherwise. */
 async function tabTo(page: Page, target: Locator, limit = 40): Promise<void> {
   for (let i = 0; i < limit; i++) {
@@ -69,6 +95,21 @@ for (const size of SIZES) {
       const history = new FullHistoryPage(page)
       await history.openWithKeyboard()
       await expect(history.view).toBeVisible()
+      // The filters fit the timeline's column: no choice cut ("All autho"), each by Tab.
+      const filters = history.view.getByRole('search', { name: 'Filter history' })
+      const author = filters.getByRole('combobox', { name: 'Filter by author' })
+      const conversation = filters.getByRole('combobox', { name: 'Filter by conversation' })
+      expect(await clipped(filters, 'select, input')).toEqual([])
+      const column = await history.timeline.boundingBox()
+      for (const select of [author, conversation]) {
+        const box = await select.boundingBox()
+        expect((box?.x ?? 0) + (box?.width ?? 0)).toBeLessThanOrEqual(
+          (column?.x ?? 0) + (column?.width ?? 0) + 1,
+        )
+      }
+      await tabTo(page, author)
+      await page.keyboard.press('Tab')
+      await expect(conversation).toBeFocused()
       await history.timeline.focus()
       await page.keyboard.press('ArrowDown')
       await expect(history.title()).toHaveText('Claude edited trailhead.md')
@@ -113,6 +154,16 @@ for (const size of SIZES) {
       })
       await reply_.scrollIntoViewIfNeeded()
       await expect(reply_).toBeInViewport()
+      // The gutter keeps under a third of the blame's width, its words whole: at the small
+      // size who, the time briefly and Reply (the names and tooltips say it all).
+      const gutter = line.getByRole('cell').first()
+      const gutterWidth = (await gutter.boundingBox())?.width ?? 0
+      const blameWidth = (await blame.boundingBox())?.width ?? 0
+      expect(gutterWidth).toBeLessThan(blameWidth / 3)
+      expect(await clipped(line, '.blame-gutter, .blame-gutter *')).toEqual([])
+      expect(await reply_.innerText()).toBe(
+        size.width < 1200 ? 'Reply' : 'Remember my trail notes.',
+      )
       expect(await sidewaysOverflow(page)).toBeLessThanOrEqual(0)
       await shoot(page, cairn, `full-history-${size.width}x${size.height}-blame-${scheme}`)
       await tabTo(page, reply_)

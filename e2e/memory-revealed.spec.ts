@@ -66,14 +66,19 @@ test('a name Claude cannot see is said to be one', async ({ page, cairn }) => {
   const memory = new MemoryPage(page)
   await memory.openFile(decomposed)
   await expect(memory.content(decomposed)).toContainText('Flat white.')
-  await expect(memory.pane.getByRole('note')).toContainText('Claude cannot see or change this file')
+  const note = memory.pane.getByRole('note')
+  await expect(note).toContainText('Claude cannot see or change this file')
+  // A save would be refused (no memory path names it): Edit is not offered, the note says why.
+  await expect(memory.fileActions().getByRole('button', { name: 'Edit' })).toHaveCount(0)
+  await expect(note).toContainText('It cannot be edited here until then.')
   for (const colorScheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme })
     await page.screenshot({ path: test.info().outputPath(`other-spelling-${colorScheme}.png`) })
   }
 
   // Renamed in the tab, keeping its name: written the way memory paths are, one commit by You.
-  await memory.fileActions().getByRole('button', { name: 'Rename' }).click()
+  await note.getByRole('button', { name: 'Rename to edit' }).focus()
+  await page.keyboard.press('Enter')
   await expect(memory.dialog.getByRole('textbox', { name: 'New path' })).toHaveValue(
     `/memories/${decomposed}`,
   )
@@ -84,6 +89,7 @@ test('a name Claude cannot see is said to be one', async ({ page, cairn }) => {
   await memory.openFile(composed)
   await expect(memory.content(composed)).toContainText('Flat white.')
   await expect(memory.pane.getByRole('note')).toHaveCount(0)
+  await expect(memory.fileActions().getByRole('button', { name: 'Edit' })).toBeVisible()
   expect(await cairn.core.dispatch('history:log', { offset: 0, limit: 1 })).toMatchObject({
     ok: true,
     value: { entries: [{ command: 'rename', actor: 'user' }] },

@@ -1,7 +1,8 @@
+import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach } from 'vitest'
+import { afterEach, beforeEach, expect } from 'vitest'
 import { startFakeAnthropic, type FakeAnthropic } from '../../test/fixtures/fake-anthropic'
 import type { EventMap, EventName, RequestChannel, RequestResults } from '../shared/contract'
 import type { AgentEvent } from '../shared/types'
@@ -182,4 +183,47 @@ export function coreThroughFakeApi(options: CoreThroughFakeApiOptions): CoreThro
     },
   }
   return harness
+}
+
+/** The chat child: the real core in a process of its own (test/fixtures/chat-child.ts). */
+const CHAT_CHILD = path.resolve('test/fixtures/chat-child.ts')
+
+/**
+ * Runs the chat child with `args` (data folder, API address, the text it sends, its mode) until
+ * `until` holds (a promise settled, or a test of all it has printed), then kills it (SIGKILL);
+ * returns the id of the conversation it says it sent in. Fails if the child ends before.
+ */
+export async function killChatChild(
+  args: ReadonlyArray<string>,
+  until: Promise<unknown> | ((said: string) => boolean),
+): Promise<string> {
+  const child = spawn(process.execPath, ['--import', 'tsx', CHAT_CHILD, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let said = ''
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
+    child.once('close', (_code, signal) => resolve(signal)),
+  )
+  const reached =
+    typeof until === 'function'
+      ? new Promise<void>((resolve) =>
+          child.stdout.on('data', (chunk: Buffer) => {
+            said += chunk.toString()
+            if (until(said)) resolve()
+          }),
+        )
+      : (child.stdout.on('data', (chunk: Buffer) => (said += chunk.toString())), until)
+  await Promise.race([
+    reached,
+    exited.then(() => {
+      throw new Error(`the child ended early: ${stderr}`)
+    }),
+  ])
+  child.kill('SIGKILL')
+  expect(await exited).toBe('SIGKILL')
+  const conversationId = /^sent (\S+)$/m.exec(said)?.[1]
+  expect(conversationId).toMatch(/^c_/)
+  return conversationId!
 }

@@ -210,6 +210,11 @@ export const requestSchemas = {
       .string()
       .max(200_000, 'is too long for one message (200,000 characters at most)')
       .refine((text) => text.trim() !== '', 'must contain visible text'),
+    /**
+     * The failed turn a Retry sends again: its prompt, with nothing stored after it, is
+     * replaced by this one rather than kept beside it.
+     */
+    retryOf: id.optional(),
   }),
   'chat:stop': z.strictObject({ conversationId: id }),
   /**

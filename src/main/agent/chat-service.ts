@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { ErrorCode } from '../../shared/errors'
+import { promptText, retriedPrompt } from '../../shared/retry'
 import type {
   AgentEvent,
   CommitSummary,
@@ -79,12 +80,15 @@ export interface ChatService {
   /**
    * Stores the user's message and starts the turn; resolves before the reply streams.
    * `clientId`, chosen by the sender, comes back in the turn's `turn-started` event, so the
-   * sender knows its own turn (even before this call resolves).
+   * sender knows its own turn (even before this call resolves). `retryOf`: the failed turn this
+   * one retries; its prompt, when no reply came after it and it reads `text`, is replaced rather
+   * than kept beside the new one (`retriedPrompt`), so Claude and the chat see the message once.
    */
   send(
     conversationId: string | null,
     text: string,
     clientId: string,
+    retryOf?: string,
   ): Promise<{ readonly conversationId: string; readonly turnId: string }>
   /** Stops the running turn of a conversation (no-op when none runs). */
   stop(conversationId: string): void
@@ -163,18 +167,20 @@ export function createChatService(options: ChatServiceOptions): ChatService {
     turn: TurnFacts | null = null,
     recovered: Recovered | null = null,
     opening: string | null = null,
+    retried: string | null = null,
   ): Promise<Conversation> => {
     // A turn under way: the last one's error is no longer the latest word.
     const updated = await options.conversations.update(id, ({ lastError: _, ...current }) => {
+      // A Retry's prompt stands in for the failed turn's, when no reply came after it.
+      const text = messages[0] ? promptText(messages[0]) : ''
+      const replaced = retried === null ? null : retriedPrompt(current.messages, retried, text)
+      const kept = replaced === null ? current.messages : current.messages.slice(0, replaced)
       const next: Conversation = {
         ...current,
         // Stored with the prompt, in the same write: a turn a kill cuts off is still marked.
         ...(opening !== null ? { openTurn: opening } : {}),
         messages: withViewed(
-          [
-            ...(recovered ? withAnswers(current.messages, recovered.answers) : current.messages),
-            ...messages,
-          ],
+          [...(recovered ? withAnswers(kept, recovered.answers) : kept), ...messages],
           turn,
         ),
         toolCommits: { ...current.toolCommits, ...recovered?.commits, ...toolCommits },
@@ -377,7 +383,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
   }
 
   return {
-    async send(conversationId, text, clientId) {
+    async send(conversationId, text, clientId, retryOf) {
       if (conversationId !== null && running.has(conversationId)) {
         throw turnRunning()
       }
@@ -406,6 +412,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           null,
           recovered,
           turnId,
+          retryOf ?? null,
         )
         stored = true
         if (recovered && options.onHeldAnswered) {

@@ -4,7 +4,8 @@ import type { ChatService } from './chat-service'
 /** Request handlers for the `chat:*` channels (payloads already validated). */
 export function chatHandlers(chat: ChatService): DomainHandlers<'chat'> {
   return {
-    'chat:send': ({ conversationId, text, clientId }) => chat.send(conversationId, text, clientId),
+    'chat:send': ({ conversationId, text, clientId, retryOf }) =>
+      chat.send(conversationId, text, clientId, retryOf),
     'chat:stop': ({ conversationId }) => {
       chat.stop(conversationId)
       return null

@@ -5,7 +5,7 @@
  * HEAD's tree), every commit is one of the reply's calls in its conversation, and the next turn
  * answers each call truly: created for a call history has a commit for, an error otherwise.
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -16,11 +16,10 @@ import {
   startFakeAnthropic,
   type FakeAnthropic,
 } from '../../../test/fixtures/fake-anthropic'
-import { callCore } from '../core-test-support'
+import { callCore, killChatChild } from '../core-test-support'
 import { createCore, type Core } from '../core'
 import { createRecordingLogger } from '../lib/logger'
 
-const CHILD = path.resolve('test/fixtures/chat-child.ts')
 const CALLS = 20
 
 let dataDir: string
@@ -54,32 +53,10 @@ const id = (i: number) => `toolu_k${String(i).padStart(2, '0')}`
 
 /** Runs the child until it has told `count` results, then kills it; the conversation's id. */
 async function killAfter(count: number): Promise<string> {
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', CHILD, dataDir, fake.url, 'Note everything', 'results'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
+  return killChatChild(
+    [dataDir, fake.url, 'Note everything', 'results'],
+    (said) => (said.match(/^result /gm) ?? []).length >= count,
   )
-  let said = ''
-  let stderr = ''
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
-    child.once('close', (_code, signal) => resolve(signal)),
-  )
-  const enough = new Promise<void>((resolve) =>
-    child.stdout.on('data', (chunk: Buffer) => {
-      said += chunk.toString()
-      if ((said.match(/^result /gm) ?? []).length >= count) resolve()
-    }),
-  )
-  await Promise.race([
-    enough,
-    exited.then(() => {
-      throw new Error(`the child ended early: ${stderr}`)
-    }),
-  ])
-  child.kill('SIGKILL')
-  expect(await exited).toBe('SIGKILL')
-  return /^sent (\S+)$/m.exec(said)![1]!
 }
 
 for (const past of [1, 5, 10]) {

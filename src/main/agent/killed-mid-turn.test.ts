@@ -17,7 +17,7 @@ import {
   startFakeAnthropic,
   type FakeAnthropic,
 } from '../../../test/fixtures/fake-anthropic'
-import { callCore } from '../core-test-support'
+import { callCore, killChatChild } from '../core-test-support'
 import { createCore, type Core } from '../core'
 import { createRecordingLogger } from '../lib/logger'
 
@@ -54,26 +54,10 @@ it('finds the command committed and the conversation able to go on after a kill 
     // The turn's next request is never answered: the child is killed while it waits.
     reply.raw('', { head: false, ending: 'hang' }),
   )
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, dataDir, fake.url, 'Plan it'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let said = ''
-  let stderr = ''
-  child.stdout.on('data', (chunk: Buffer) => (said += chunk.toString()))
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
-    child.once('close', (_code, signal) => resolve(signal)),
-  )
-  await Promise.race([
+  const conversationId = await killChatChild(
+    [dataDir, fake.url, 'Plan it'],
     fake.waitForMessageRequests(2),
-    exited.then(() => {
-      throw new Error(`the child ended early: ${stderr}`)
-    }),
-  ])
-  child.kill('SIGKILL')
-  expect(await exited).toBe('SIGKILL')
-  const conversationId = /^sent (\S+)$/m.exec(said)?.[1]
-  expect(conversationId).toMatch(/^c_/)
+  )
 
   core = await createCore({
     dataDir,

@@ -263,3 +263,58 @@ describe('an open-turn mark left beside a reply that came whole', () => {
     expect(read.openTurn).toBe(turn.turnId)
   })
 })
+
+describe('a Retry of a failed turn', () => {
+  const retry = async (conversationId: string, text: string, retryOf: string) => {
+    const sent = await cairn.call('chat:send', { conversationId, text, clientId: 'c-r', retryOf })
+    await cairn.finished(sent.turnId)
+    return sent
+  }
+  const userTexts = (body: unknown) =>
+    (body as { messages: Array<{ role: string; content: Array<{ text?: string }> }> }).messages
+      .filter((m) => m.role === 'user')
+      .flatMap((m) => m.content.map((b) => b.text))
+
+  it('stores and sends the person’s message once, in place of the one that got no reply', async () => {
+    cairn.fake.script(reply.text('First.'), reply.error(529))
+    const first = await cairn.turn(null, 'hello')
+    const id = first.conversationId
+    const failed = await cairn.turn(id, 'Are you there?')
+    expect(failed.events.some((e) => e.type === 'error')).toBe(true)
+
+    cairn.fake.script(reply.text('Yes, here now.'))
+    const again = await retry(id, 'Are you there?', failed.turnId)
+    const stored = await cairn.call('conversations:get', { id })
+    expect(stored.messages.map((m) => [m.role, m.turnId ?? null])).toEqual([
+      ['user', first.turnId],
+      ['assistant', null],
+      ['user', again.turnId],
+      ['assistant', null],
+    ])
+    expect(stored.lastError).toBeUndefined()
+    // What Claude was sent for the Retry: the message once, after the first exchange.
+    const sent = cairn.fake.messageRequests().at(-1)!.body
+    expect(userTexts(sent)).toEqual(['hello', 'Are you there?'])
+    // The file on disk says the same, after a restart too.
+    await cairn.reopen()
+    const reread = await cairn.call('conversations:get', { id })
+    expect(reread.messages.filter((m) => m.role === 'user')).toHaveLength(2)
+  })
+
+  it('keeps a prompt that part of a reply answered, and one that reads otherwise', async () => {
+    cairn.fake.script(reply.error(529))
+    const failed = await cairn.turn(null, 'one')
+    const id = failed.conversationId
+    cairn.fake.script(reply.text('Two.'))
+    // Not the failed prompt's text: a new message, sent beside it as before.
+    await retry(id, 'two', failed.turnId)
+    const stored = await cairn.call('conversations:get', { id })
+    expect(stored.messages.filter((m) => m.role === 'user')).toHaveLength(2)
+
+    // The failed turn is no longer the last: a Retry naming it replaces nothing.
+    cairn.fake.script(reply.text('Again.'))
+    await retry(id, 'one', failed.turnId)
+    const after = await cairn.call('conversations:get', { id })
+    expect(after.messages.filter((m) => m.role === 'user')).toHaveLength(3)
+  })
+})

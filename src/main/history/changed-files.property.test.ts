@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import fc from 'fast-check'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -10,9 +11,8 @@ import { entryFromCommit, indexEntryOf } from './side-index'
 import { gitIn, tempDataDir } from './test-helpers'
 import { diffNodes, treeFromOid } from './tree-state'
 
-// Since spot31 the side index finds the files a commit changed with a walker of its own
-// (`changedFiles`, pausing before each tree) instead of `diffNodes`, claimed to give the same
-// files in the same order, read the same trees and fail on the same damage. Checked here on
+// The files a commit changed, as history's one walk finds them (`diffNodes`, which the side
+// index runs with a pause before each tree it reads), held against git's own `diff-tree -r` on
 // random histories written object by object: renames, file↔folder changes, modes, names whose
 // order differs between git's and JavaScript's, links and submodules (damage in a tree of
 // Cairn's), missing trees, a blob where a tree should be, and trees that are not trees.
@@ -132,7 +132,7 @@ async function writeSpec(store: ObjectStore, spec: Spec): Promise<string> {
   return store.write('tree', Buffer.concat(entries.map(({ bytes }) => bytes)))
 }
 
-/** The store, with every tree read through it (by either reader), in order. */
+/** The store, with every tree read through it, in order. */
 function watched(plain: ObjectStore): { store: ObjectStore; reads: string[] } {
   const reads: string[] = []
   const store: ObjectStore = {
@@ -149,8 +149,49 @@ function watched(plain: ObjectStore): { store: ObjectStore; reads: string[] } {
   return { store, reads }
 }
 
-describe('changedFiles against diffNodes', () => {
-  it('gives the same entry, reading the same trees, on random histories', async () => {
+const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904'
+
+/**
+ * The files git finds changed between two trees (`git diff-tree -r`), leaving out those whose
+ * mode alone changed (history speaks of a file's content, not its mode), or null where git
+ * cannot read them.
+ */
+function gitChanged(gitdir: string, before: string | null, after: string): string[] | null {
+  const run = spawnSync('git', ['diff-tree', '-r', '-z', '--raw', before ?? EMPTY_TREE, after], {
+    cwd: gitdir,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: gitdir },
+  })
+  if (run.status !== 0) return null
+  // :100644 100755 <old id> <new id> M\0path\0 for each changed file.
+  const fields = run.stdout.split('\0')
+  const files: string[] = []
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const [, , oldId, newId] = fields[i]!.split(' ')
+    if (oldId !== newId) files.push(fields[i + 1]!)
+  }
+  return files
+}
+
+/** Path order as history gives it: names compared as JavaScript strings, level by level. */
+function byLevels(a: string, b: string): number {
+  const x = a.split('/')
+  const y = b.split('/')
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1
+  }
+  return x.length - y.length
+}
+
+/** Whether a version holds an entry git reads and Cairn refuses (a link or a submodule). */
+function holdsForeign(spec: Spec): boolean {
+  return [...spec.values()].some((node) =>
+    node instanceof Map ? holdsForeign(node) : node.kind === 'link' || node.kind === 'gitlink',
+  )
+}
+
+describe('the files a commit changed, against git diff-tree', () => {
+  it("are git's, in path order, each tree read after one pause, on random histories", async () => {
     let round = 0
     await fc.assert(
       fc.asyncProperty(history, async (commits) => {
@@ -161,8 +202,9 @@ describe('changedFiles against diffNodes', () => {
         try {
           let spec: Spec = new Map()
           let parent: string | null = null
-          const oids: string[] = []
+          const made: Array<{ oid: string; spec: Spec; parentSpec: Spec }> = []
           for (const [i, ops] of commits.entries()) {
+            const parentSpec = spec
             spec = clone(spec)
             for (const one of ops) apply(spec, one)
             spec = pruned(spec)
@@ -173,35 +215,46 @@ describe('changedFiles against diffNodes', () => {
               `author Claude <claude@cairn.invalid> ${1_700_000_000 + i} +0000\n` +
               `committer Claude <claude@cairn.invalid> ${1_700_000_000 + i} +0000\n\nstep ${i}\n`
             parent = await plain.write('commit', Buffer.from(text))
-            oids.push(parent)
+            made.push({ oid: parent, spec, parentSpec })
           }
           await plain.flush()
-          for (const oid of oids) {
-            // The old reading: diffNodes over the commit's and its parent's trees.
-            const old = watched(plain)
+          for (const { oid, spec: after, parentSpec } of made) {
             const commit = await plain.readCommit(oid)
-            let files: string[] = []
+            const before = commit.parent ? (await plain.readCommit(commit.parent)).tree : null
+            const byGit = gitChanged(gitdir, before, commit.tree)
+            const walk = watched(plain)
+            let pauses = 0
+            let files: string[] | null
             try {
-              const before = commit.parent ? (await plain.readCommit(commit.parent)).tree : null
               const deltas = await diffNodes(
-                old.store,
+                walk.store,
                 before ? treeFromOid(before) : null,
                 treeFromOid(commit.tree),
+                '',
+                [],
+                {
+                  pause: () => {
+                    pauses++
+                    return new Promise((resolve) => setImmediate(resolve))
+                  },
+                },
               )
-              files = deltas.map((delta) => toVirtual(delta.path))
+              files = deltas.map((delta) => delta.path)
             } catch (error) {
               if (!(error instanceof DamagedHistoryError)) throw error
+              files = null
             }
-            const expected = indexEntryOf(commit, parseCommitMessage(commit, commit.message), files)
-            const now = watched(plain)
-            let pauses = 0
-            const entry = await entryFromCommit(now.store, oid, () => {
-              pauses++
-              return new Promise((resolve) => setImmediate(resolve))
-            })
-            expect(entry).toEqual(expected)
-            expect(now.reads).toEqual(old.reads)
-            expect(pauses).toBe(now.reads.length)
+            expect(pauses).toBe(walk.reads.length)
+            if (files) expect(files).toEqual(byGit && [...byGit].sort(byLevels))
+            // Refused only where git cannot read the trees either, or holds what Cairn refuses.
+            else if (byGit) expect(holdsForeign(after) || holdsForeign(parentSpec)).toBe(true)
+            // The side index keeps those files, or none for damaged trees.
+            const expected = indexEntryOf(
+              commit,
+              parseCommitMessage(commit, commit.message),
+              (files ?? []).map(toVirtual),
+            )
+            expect(await entryFromCommit(plain, oid)).toEqual(expected)
           }
         } finally {
           plain.close()

@@ -168,6 +168,53 @@ describe('the line diff', () => {
     }
   })
 
+  it('diffs a version split like its neighbour exactly as it diffs the two split apart', () => {
+    // `splitLike` hands `diffLines` the length of the common end it found, in place of the
+    // search of 1 KiB blocks from the end (which decides the lines git leaves out): long
+    // common ends (several KiB, many lines, some repeated) and files of up to 3,000 lines,
+    // past the diff's kept per-line arrays, both ways round.
+    const random = seeded(77)
+    const filler = (n: number) =>
+      Array.from({ length: n }, (_, i) => (i % 7 === 0 ? '' : `filler line ${i % 13}`))
+    let sharedUsed = 0
+    for (let round = 0; round < 300; round++) {
+      const [before, edited] = randomPair(random)
+      const head = filler(Math.floor(random() * (round % 5 === 0 ? 1500 : 100))).join('\n')
+      const tail = filler(Math.floor(random() * (round % 3 === 0 ? 1500 : 200))).join('\n')
+      const whole = (middle: string) => `${head}\n${middle}\n${tail}${round % 4 === 0 ? '' : '\n'}`
+      const table = new LineTable()
+      const newer = table.split(bytes(whole(edited)))
+      const older = table.splitLike(bytes(whole(before)), newer)
+      if (older.sharedEnd !== undefined) sharedUsed++
+      const apart = new LineTable()
+      const newerApart = apart.split(bytes(whole(edited)))
+      const olderApart = apart.split(bytes(whole(before)))
+      const context = JSON.stringify({ round, before, edited })
+      expect(diffLines(older, newer), context).toEqual(diffLines(olderApart, newerApart))
+      expect(diffLines(newer, older), context).toEqual(diffLines(newerApart, olderApart))
+    }
+    // The common end was handed over in most rounds (not where one text is the end of the
+    // other, nor where the two are equal).
+    expect(sharedUsed).toBeGreaterThan(150)
+  })
+
+  it('diffs texts longer than the arrays it keeps between diffs, and short ones after them', () => {
+    const long = Array.from({ length: 70_000 }, (_, i) => `line ${i}\n`)
+    const edited = [...long]
+    edited[40_000] = 'changed\n'
+    edited.splice(65_000, 0, 'added\n')
+    const table = new LineTable()
+    const newer = table.split(bytes(edited.join('')))
+    const older = table.splitLike(bytes(long.join('')), newer)
+    expect(diffLines(older, newer)).toEqual([
+      { oldStart: 40_000, oldCount: 1, newStart: 40_000, newCount: 1 },
+      { oldStart: 65_000, oldCount: 0, newStart: 65_000, newCount: 1 },
+    ])
+    expect(diffLines(bytes('a\nb\nc\n'), bytes('a\nB\nc\n'))).toEqual([
+      { oldStart: 1, oldCount: 1, newStart: 1, newCount: 1 },
+    ])
+  })
+
   it('agrees with git diff along random histories split version by version, as blame does', async () => {
     const random = seeded(2024)
     const alphabet = ['', '}', 'same', '# heading', '  - item']

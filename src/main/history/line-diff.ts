@@ -30,6 +30,15 @@ export interface Lines {
   /** Each line's id in `table`: two lines have the same id exactly when their bytes are equal. */
   readonly ids?: Int32Array
   readonly table?: LineTable
+  /**
+   * Set by `splitLike`: how many bytes at the end this text shares with `sharedWith` (the
+   * bytes of the text it was split like), when that is the whole of their common end (the
+   * search for it stopped at a difference, not at its limit). `diffLines` of the two then
+   * needs no search of its own for it. Only the bytes are named, not their `Lines`, so that
+   * a walk's versions do not hold one another in a chain.
+   */
+  readonly sharedEnd?: number
+  readonly sharedWith?: Uint8Array
 }
 
 const NEWLINE = 0x0a
@@ -121,7 +130,15 @@ export class LineTable {
       starts[after + i - tail] = (like.starts[i] as number) + delta
     }
     ids.set(like.ids.subarray(tail), after)
-    return { bytes, starts, count, ids, table: this }
+    const exact = suffix < Math.min(size, theirs.length) - middle
+    return {
+      bytes,
+      starts,
+      count,
+      ids,
+      table: this,
+      ...(exact ? { sharedEnd: suffix, sharedWith: like.bytes } : {}),
+    }
   }
 
   private idOf(buffer: Buffer, start: number, end: number): number {
@@ -135,6 +152,12 @@ export class LineTable {
   }
 }
 
+/**
+ * A difference narrowed down to this many bytes is found by looking at them one by one: each
+ * native comparison costs a call (about 0.1 µs), as much as looking at some 30 bytes here.
+ */
+const SCAN_BYTES = 32
+
 /** Length of the common start of `a` and `b`, in bytes (compared natively, block by block). */
 function commonPrefix(a: Buffer, b: Buffer): number {
   const limit = Math.min(a.length, b.length)
@@ -147,11 +170,12 @@ function commonPrefix(a: Buffer, b: Buffer): number {
       // not known equal yet (bytes `at…low` are equal, the difference is before `high`).
       let low = at
       let high = at + size
-      while (high - low > 1) {
+      while (high - low > SCAN_BYTES) {
         const mid = (low + high) >>> 1
         if (a.compare(b, low, mid, low, mid) === 0) low = mid
         else high = mid
       }
+      while (low < high && a[low] === b[low]) low++
       return low
     }
     at += size
@@ -172,11 +196,12 @@ function commonSuffix(a: Buffer, b: Buffer, limit: number): number {
       // As above, from the end: the last `low` bytes of the block are equal.
       let low = 0
       let high = size
-      while (high - low > 1) {
+      while (high - low > SCAN_BYTES) {
         const mid = (low + high) >>> 1
         if (a.compare(b, bEnd - mid, bEnd - low, aEnd - mid, aEnd - low) === 0) low = mid
         else high = mid
       }
+      while (low < high && a[aEnd - low - 1] === b[bEnd - low - 1]) low++
       return done + low
     }
     done += size
@@ -225,14 +250,19 @@ function roughSqrt(n: number): number {
  * that are equal, minus the part up to the first line end inside them (git does this before
  * diffing when no context is wanted, and it changes which lines the diff can slide over).
  */
-function commonTail(a: Uint8Array, b: Uint8Array): number {
-  const smaller = Math.min(a.length, b.length)
+function commonTail(a: Uint8Array, b: Uint8Array, sharedEnd?: number): number {
   let trimmed = 0
-  while (trimmed + TAIL_BLOCK <= smaller) {
-    const aEnd = a.length - trimmed
-    const bEnd = b.length - trimmed
-    if (!equalBytes(a, aEnd - TAIL_BLOCK, b, bEnd - TAIL_BLOCK, TAIL_BLOCK)) break
-    trimmed += TAIL_BLOCK
+  if (sharedEnd !== undefined) {
+    // The blocks compared below are equal exactly while they lie within the shared end.
+    trimmed = sharedEnd - (sharedEnd % TAIL_BLOCK)
+  } else {
+    const smaller = Math.min(a.length, b.length)
+    while (trimmed + TAIL_BLOCK <= smaller) {
+      const aEnd = a.length - trimmed
+      const bEnd = b.length - trimmed
+      if (!equalBytes(a, aEnd - TAIL_BLOCK, b, bEnd - TAIL_BLOCK, TAIL_BLOCK)) break
+      trimmed += TAIL_BLOCK
+    }
   }
   let recovered = 0
   const from = a.length - trimmed
@@ -264,12 +294,37 @@ interface Side {
   refs: Int32Array
 }
 
-function sideOf(lines: Lines, count: number): Side {
+/**
+ * Each side's per-line arrays, kept between calls (a call runs start to end without a pause,
+ * and its hunks keep none of them): the blame walk diffs a thousand versions of a file in a
+ * row, and two new arrays per side per diff were a cost of their own (allocation, and the
+ * collector's work after it).
+ */
+const scratch = [
+  { ids: new Int32Array(1024), changed: new Uint8Array(1026) },
+  { ids: new Int32Array(1024), changed: new Uint8Array(1026) },
+]
+
+/**
+ * The most lines the kept arrays grow to (320 KiB a side): an older version of a file can be
+ * any size (only the version traced is bounded, BLAME_MAX_LINES), and one diff of a huge one
+ * must not leave its arrays held for the rest of the session. Longer texts get arrays of
+ * their own.
+ */
+const SCRATCH_MAX_LINES = 1 << 16
+
+function sideOf(lines: Lines, count: number, which: 0 | 1): Side {
+  const kept = scratch[which] as { ids: Int32Array; changed: Uint8Array }
+  if (kept.ids.length < count && count <= SCRATCH_MAX_LINES) {
+    kept.ids = new Int32Array(Math.min(Math.max(count, kept.ids.length * 2), SCRATCH_MAX_LINES))
+    kept.changed = new Uint8Array(kept.ids.length + 2)
+  }
+  const fits = count <= kept.ids.length
   return {
     count,
     lines: lines.ids as Int32Array,
-    ids: new Int32Array(count).fill(-1),
-    changed: new Uint8Array(count + 2),
+    ids: fits ? kept.ids.subarray(0, count).fill(-1) : new Int32Array(count).fill(-1),
+    changed: fits ? kept.changed.subarray(0, count + 2).fill(0) : new Uint8Array(count + 2),
     refs: new Int32Array(0),
   }
 }
@@ -344,10 +399,17 @@ export function diffLines(before: Lines | Uint8Array, after: Lines | Uint8Array)
     linesB = table.splitLike(b, linesA)
   }
   const table = linesA.table as LineTable
-  // The common tail git leaves out is whole lines: drop them by count.
-  const tail = commonTail(a, b)
-  const one = sideOf(linesA, linesBefore(linesA, a.length - tail))
-  const two = sideOf(linesB as Lines, linesBefore(linesB as Lines, b.length - tail))
+  // The common tail git leaves out is whole lines: drop them by count. One of the two split
+  // like the other (the blame walk's versions) already knows how many bytes they share there.
+  const sharedEnd =
+    linesA.sharedWith === b
+      ? linesA.sharedEnd
+      : linesB?.sharedWith === a
+        ? linesB.sharedEnd
+        : undefined
+  const tail = commonTail(a, b, sharedEnd)
+  const one = sideOf(linesA, linesBefore(linesA, a.length - tail), 0)
+  const two = sideOf(linesB as Lines, linesBefore(linesB as Lines, b.length - tail), 1)
 
   // Equal lines at both ends are never part of a change.
   const head = commonHeadLines(one, two)

@@ -23,24 +23,51 @@ export type RefReading =
  * read (see `readSettled`).
  */
 export function readMainRef(gitdir: string, expected?: string | null): RefReading {
-  const file = path.join(gitdir, 'refs', 'heads', 'main')
-  // A link git made as a file system link (`core.preferSymlinkRefs`): read as its text form.
-  const loose = readSettled(file, expected ?? null) ?? symlinkRef(file)
-  if (loose !== null) {
-    const value = loose.trim()
-    if (isOid(value)) return { kind: 'ok', oid: value }
-    const named = linkedBranch(value)
-    if (named === null) return { kind: 'lost', why: 'garbage' }
-    // A link to a branch that names no commit (git takes `main` as unborn): lost, as before.
-    const oid = readLinked(gitdir, named, 1)
-    return oid === null ? { kind: 'lost', why: 'missing' } : { kind: 'ok', oid, symbolic: named }
-  }
-  const packed = packedValue(gitdir, 'refs/heads/main')
-  return packed === null ? { kind: 'lost', why: 'missing' } : { kind: 'ok', oid: packed }
+  return readBranch(gitdir, 'refs/heads/main', expected ?? null, 0)
 }
 
 // git follows at most this many links (refs.h, SYMREF_MAXDEPTH).
 const MAX_LINKS = 5
+
+const MISSING: RefReading = { kind: 'lost', why: 'missing' }
+
+/**
+ * The branch `name` (loose, else from `packed-refs`), through its links; `depth`: how many
+ * links were followed to reach it (0: `main` itself). Only `main` is read as a file system
+ * link, and only there does an I/O error throw: a branch a link names is taken as having no
+ * loose file when it cannot be read. A link to a branch that names no commit (git takes `main`
+ * as unborn), back to `main`, or deeper than git follows leaves `main` missing.
+ */
+function readBranch(
+  gitdir: string,
+  name: string,
+  expected: string | null,
+  depth: number,
+): RefReading {
+  const file = path.join(gitdir, ...name.split('/'))
+  let loose: string | null
+  if (depth === 0) {
+    // A link git made as a file system link (`core.preferSymlinkRefs`): read as its text form.
+    loose = readSettled(file, expected) ?? symlinkRef(file)
+  } else {
+    try {
+      loose = readSettled(file, null)
+    } catch {
+      loose = null
+    }
+  }
+  if (loose === null) {
+    const packed = packedValue(gitdir, name)
+    return packed === null ? MISSING : { kind: 'ok', oid: packed }
+  }
+  const value = loose.trim()
+  if (isOid(value)) return { kind: 'ok', oid: value }
+  const named = linkedBranch(value)
+  if (named === null) return { kind: 'lost', why: 'garbage' }
+  if (named === 'refs/heads/main' || depth >= MAX_LINKS) return MISSING
+  const target = readBranch(gitdir, named, null, depth + 1)
+  return target.kind === 'ok' ? { kind: 'ok', oid: target.oid, symbolic: named } : MISSING
+}
 
 // `ref: refs/heads/<name>` (a link to a branch): the branch's full name, else null. The name
 // follows git's own rule for a ref's name (`git check-ref-format`: `+`, `@`, `#` and letters
@@ -71,22 +98,6 @@ function symlinkRef(file: string): string | null {
     return null
   }
   return target.startsWith('refs/') ? `ref: ${target}` : null
-}
-
-// The commit id the branch `name` names (loose, else packed; through its own links), or null.
-function readLinked(gitdir: string, name: string, depth: number): string | null {
-  if (name === 'refs/heads/main' || depth > MAX_LINKS) return null
-  let loose: string | null
-  try {
-    loose = readSettled(path.join(gitdir, ...name.split('/')), null)
-  } catch {
-    return null
-  }
-  if (loose === null) return packedValue(gitdir, name)
-  const value = loose.trim()
-  if (isOid(value)) return value
-  const next = linkedBranch(value)
-  return next === null ? null : readLinked(gitdir, next, depth + 1)
 }
 
 // The id `packed-refs` gives the ref `name`, or null.

@@ -448,7 +448,9 @@ export function createRepo(options: {
       root = next
       return null
     }
-    const deltas: FileDelta[] = await diffNodes(store, head ? root : null, next, '', [], changes)
+    const deltas: FileDelta[] = await diffNodes(store, head ? root : null, next, '', [], {
+      changes,
+    })
     const files = deltas.map((delta) => toVirtual(delta.path))
     const meta: CairnCommitMeta & { readonly body?: string } = {
       ...intent,

@@ -17,6 +17,7 @@ import {
 } from './index-file'
 import type { ObjectStore, RawCommit } from './object-store'
 import { isWithin, toVirtual } from './paths'
+import { diffNodes, treeFromOid, type Pause } from './tree-state'
 
 export { indexDirOf, writeIndex } from './index-file'
 
@@ -40,9 +41,6 @@ export async function entryFromCommit(
   return (await readEntryFromCommit(store, oid, pause)).entry
 }
 
-/** Awaited between two steps of background work; gives the event loop back when it is time. */
-type Pause = () => Promise<void> | undefined
-
 const noPause: Pause = () => undefined
 
 /** `entryFromCommit`, saying whether the files were left empty for damaged trees. */
@@ -56,75 +54,21 @@ async function readEntryFromCommit(
   let treesDamaged = false
   try {
     const before = commit.parent ? (await store.readCommit(commit.parent)).tree : null
-    const changed: string[] = []
-    await changedFiles(
+    const changed = await diffNodes(
       store,
-      before ? { kind: 'tree', oid: before } : null,
-      { kind: 'tree', oid: commit.tree },
+      before ? treeFromOid(before) : null,
+      treeFromOid(commit.tree),
       '',
-      changed,
-      pause,
+      [],
+      { pause },
     )
-    files = changed.map(toVirtual)
+    files = changed.map((delta) => toVirtual(delta.path))
   } catch (error) {
     if (!(error instanceof DamagedHistoryError)) throw error
     treesDamaged = true
   }
   const entry = indexEntryOf(commit, parseCommitMessage(commit, commit.message), files)
   return { entry, treesDamaged }
-}
-
-/** A file or folder of a commit's tree, as its parent folder lists it. */
-type Side = { readonly kind: 'blob' | 'tree'; readonly oid: string } | null
-
-const NO_ENTRIES: ReadonlyMap<string, Side> = new Map()
-
-/**
- * The files that differ between two versions (relative paths), as `diffNodes` finds them: the
- * same files in the same order, descending only where ids differ, reading the same trees and
- * failing on the same damage. `pause` is awaited before each tree is read: a folder of 20,000
- * files is a tree of 800 KB, rebuilt from its deltas and parsed, and the background check read
- * two of them for each of its spot checks in one go, holding the event loop 1–2 s each under
- * load (stop 31); the pause lets an answer through between them.
- */
-async function changedFiles(
-  store: ObjectStore,
-  before: Side,
-  after: Side,
-  prefix: string,
-  into: string[],
-  pause: Pause,
-): Promise<void> {
-  if (!before && !after) return
-  if (before && after && before.kind === after.kind && before.oid === after.oid) return
-  if (before?.kind === 'blob') into.push(prefix)
-  if (after?.kind === 'blob' && before?.kind !== 'blob') into.push(prefix)
-  const left = before?.kind === 'tree' ? await entriesAt(store, before.oid, pause) : NO_ENTRIES
-  const right = after?.kind === 'tree' ? await entriesAt(store, after.oid, pause) : NO_ENTRIES
-  const names: string[] = []
-  for (const [name, node] of right) {
-    const old = left.get(name)
-    if (!old || old.kind !== node?.kind || old.oid !== node.oid) names.push(name)
-  }
-  for (const name of left.keys()) if (!right.has(name)) names.push(name)
-  names.sort()
-  for (const name of names) {
-    const child = prefix ? `${prefix}/${name}` : name
-    await changedFiles(store, left.get(name) ?? null, right.get(name) ?? null, child, into, pause)
-  }
-}
-
-async function entriesAt(
-  store: ObjectStore,
-  oid: string,
-  pause: Pause,
-): Promise<ReadonlyMap<string, Side>> {
-  await pause()
-  const entries = new Map<string, Side>()
-  for (const entry of await store.readTree(oid)) {
-    entries.set(entry.name, { kind: entry.kind, oid: entry.oid })
-  }
-  return entries
 }
 
 /**

@@ -9,6 +9,7 @@ import { nodeDisk, setDisk, type Disk } from '../lib/disk'
 import { asTheAccount, errnoError, hookDisk, openedOn } from '../lib/disk-hooks'
 import { LOCK_FILE } from '../lib/instance-lock'
 import { createRecordingLogger } from '../lib/logger'
+import type { Breather } from '../lib/time-slices'
 import { AUTHORS, formatCommitMessage } from './commit-message'
 import { openVersionedMemory, type VersionedMemoryOptions } from './index'
 import { recordRestore } from './restore-intent'
@@ -867,4 +868,34 @@ export async function runKilledChild(script: string, killAfterOutputMs?: number)
     proc.kill('SIGKILL')
   }
   expect(await exited, stderr).toBe('SIGKILL')
+}
+
+/**
+ * Slices for a sliced read (the tree, the size meter, a search) that stop its first read at its
+ * `at`-th step until `release()`, never before or after; a read made again runs through.
+ * `reached` settles once it stops; `reads()` counts the reads that asked for slices.
+ */
+export function gateAt(at: number): {
+  readonly slices: () => Breather
+  readonly reached: Promise<void>
+  readonly release: () => void
+  readonly reads: () => number
+} {
+  let release!: () => void
+  const opened = new Promise<void>((resolve) => (release = resolve))
+  let reachedIt!: () => void
+  const reached = new Promise<void>((resolve) => (reachedIt = resolve))
+  let asked = 0
+  let reads = 0
+  const breathe: Breather = () => {
+    if (++asked !== at) return undefined
+    reachedIt()
+    return opened
+  }
+  return {
+    slices: () => (reads++ === 0 ? breathe : () => undefined),
+    reached,
+    release,
+    reads: () => reads,
+  }
 }

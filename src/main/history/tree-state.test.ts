@@ -158,7 +158,7 @@ describe('the tree kept in memory', () => {
           )
           expect(deltas.map((delta) => delta.path).sort()).toEqual(changed.sort())
           // Looking only at the names the batch changed finds the same, in the same order.
-          expect(await diffNodes(store, before, root, '', [], changes)).toEqual(deltas)
+          expect(await diffNodes(store, before, root, '', [], { changes })).toEqual(deltas)
         }
       }),
       { numRuns: 60 },
@@ -211,7 +211,7 @@ describe('a large folder edited many times', () => {
         path.join(dataDir, 'history.git', 'objects', oid.slice(0, 2), oid.slice(2)),
       )
       expect(loose.equals(deflateSync(inflateSync(loose), { level: 0 }))).toBe(true)
-      expect(await diffNodes(store, before, root, '', [], changes)).toEqual(
+      expect(await diffNodes(store, before, root, '', [], { changes })).toEqual(
         await diffNodes(store, before, root),
       )
       versions.push({ root, files })

@@ -4,9 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import type { MemoryEntry } from '../../shared/types'
 import { openVersionedMemory, type VersionedMemory } from '../history'
-import { tempDataDir } from '../history/test-helpers'
+import { gateAt, tempDataDir } from '../history/test-helpers'
 import { createRecordingLogger } from '../lib/logger'
-import type { Breather } from '../lib/time-slices'
 import { listTree, sharedTreeReader } from '../memory-browser'
 
 // The person's editor changes the folder directly; the watcher saves it only after its
@@ -39,27 +38,6 @@ afterEach(async () => {
   await cleanup()
 })
 
-/** Stops the first walk at its `at`-th step until `release()`; later walks run through. */
-function gateAt(at: number) {
-  let release!: () => void
-  const opened = new Promise<void>((resolve) => (release = resolve))
-  let reachedIt!: () => void
-  const reached = new Promise<void>((resolve) => (reachedIt = resolve))
-  let asked = 0
-  let walks = 0
-  const breathe: Breather = () => {
-    if (++asked !== at) return undefined
-    reachedIt()
-    return opened
-  }
-  return {
-    slices: () => (walks++ === 0 ? breathe : () => undefined),
-    reached,
-    release,
-    walks: () => walks,
-  }
-}
-
 const paths = (entries: ReadonlyArray<MemoryEntry>) => entries.map((e) => e.path)
 
 it(
@@ -83,6 +61,6 @@ it(
     expect(now.some((p) => p.startsWith('/memories/notes'))).toBe(false)
     expect(paths(await walking)).toEqual(now)
     expect(paths(await askedAfter)).toEqual(now)
-    expect(gate.walks()).toBeGreaterThan(1)
+    expect(gate.reads()).toBeGreaterThan(1)
   },
 )

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { MemoryEntry } from '../../shared/types'
 import { openVersionedMemory, type VersionedMemory } from '../history'
-import { gitCli, tempDataDir, userDelete, userWrite } from '../history/test-helpers'
+import { gateAt, gitCli, tempDataDir, userDelete, userWrite } from '../history/test-helpers'
 import { createRecordingLogger } from '../lib/logger'
 import { consistentRead, type Breather } from '../lib/time-slices'
 import { listTree, memoryBrowserHandlers, sharedTreeReader } from '../memory-browser'
@@ -41,29 +41,6 @@ afterEach(async () => {
   await memory.close()
   await cleanup()
 })
-
-/** A breather that stops the walk at its `at`-th step until `release()`; never before or after. */
-function gateAt(at: number) {
-  let release!: () => void
-  const opened = new Promise<void>((resolve) => (release = resolve))
-  let reachedIt!: () => void
-  const reached = new Promise<void>((resolve) => (reachedIt = resolve))
-  let asked = 0
-  let reads = 0
-  const breathe: Breather = () => {
-    asked++
-    if (asked !== at) return undefined
-    reachedIt()
-    return opened
-  }
-  return {
-    // Only the first read is gated; a read made again runs through.
-    slices: () => (reads++ === 0 ? breathe : () => undefined),
-    reached,
-    release,
-    reads: () => reads,
-  }
-}
 
 /** HEAD's files with their sizes, as the git CLI lists them (the second opinion). */
 function headFiles(): Map<string, number> {

@@ -159,6 +159,16 @@ export class Folder {
     return this.known
   }
 
+  /**
+   * An `fstat` of its handle now: its times as they are, not as they were when `stats` was
+   * first asked. Null where the folder has no handle.
+   */
+  freshStats(): Stats | null {
+    if (this.fd === null) return null
+    if (!this.open) throw new Error('the folder is closed')
+    return disk.fstatSync(this.fd)
+  }
+
   /** Opens the folder at `real`, refusing a symlink there (its ancestors are trusted). */
   static openRoot(real: string): Folder {
     return Folder.openPath(real)

@@ -2,9 +2,8 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openVersionedMemory, type VersionedMemory } from '../history'
-import { tempDataDir, userDelete, userWrite } from '../history/test-helpers'
+import { gateAt, tempDataDir, userDelete, userWrite } from '../history/test-helpers'
 import { createRecordingLogger } from '../lib/logger'
-import type { Breather } from '../lib/time-slices'
 import { searchMemories, type BrowserLimits } from './browser'
 import { browserLimits, memoryBrowserHandlers } from './handlers'
 import { searchLive } from './tree-reader'
@@ -39,29 +38,6 @@ afterEach(async () => {
   await memory.close()
   await cleanup()
 })
-
-/** A breather that stops the search at its `at`-th step until `release()`; never before or after. */
-function gateAt(at: number) {
-  let release!: () => void
-  const opened = new Promise<void>((resolve) => (release = resolve))
-  let reachedIt!: () => void
-  const reached = new Promise<void>((resolve) => (reachedIt = resolve))
-  let asked = 0
-  let reads = 0
-  const breathe: Breather = () => {
-    asked++
-    if (asked !== at) return undefined
-    reachedIt()
-    return opened
-  }
-  return {
-    // Only the first read is gated; a read made again runs through.
-    slices: () => (reads++ === 0 ? breathe : () => undefined),
-    reached,
-    release,
-    reads: () => reads,
-  }
-}
 
 /** The plain search: the whole folder in one go, nothing given back meanwhile. */
 const plainSearch = (query: string) => searchMemories(memory.folder, query, limits)

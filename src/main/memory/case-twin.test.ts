@@ -13,14 +13,15 @@ beforeEach(async () => {
 })
 afterEach(() => box.cleanup())
 
+const create = (relative: string, text = 'x\n') =>
+  box.run({ command: 'create', path: `/memories/${relative}`, file_text: text })
+const rename = (from: string, to: string) =>
+  box.run({ command: 'rename', old_path: `/memories/${from}`, new_path: `/memories/${to}` })
+
 describe('a name that differs only in letter case', () => {
   it('refuses a create beside it, naming the file in /memories terms', async () => {
     const before = await snapshot(box.base)
-    const result = await box.run({
-      command: 'create',
-      path: '/memories/notes.md',
-      file_text: 'x\n',
-    })
+    const result = await create('notes.md')
     expect(result.isError).toBe(true)
     expect(result.errorCode).toBe('conflict')
     expect(text(result)).toBe(
@@ -32,11 +33,7 @@ describe('a name that differs only in letter case', () => {
 
   it('refuses a create under a folder that differs only in case', async () => {
     const before = await snapshot(box.base)
-    const result = await box.run({
-      command: 'create',
-      path: '/memories/projects/new.md',
-      file_text: 'x\n',
-    })
+    const result = await create('projects/new.md')
     expect(result.isError).toBe(true)
     expect(text(result)).toContain(
       'Error: Cannot create /memories/projects/new.md: /memories holds the folder /memories/Projects,',
@@ -47,37 +44,21 @@ describe('a name that differs only in letter case', () => {
   it('refuses a rename onto it, and a rename of a file into a case twin of its folder', async () => {
     await box.write('other.md', 'other\n')
     const before = await snapshot(box.base)
-    const onto = await box.run({
-      command: 'rename',
-      old_path: '/memories/other.md',
-      new_path: '/memories/NOTES.md',
-    })
+    const onto = await rename('other.md', 'NOTES.md')
     expect(onto.isError).toBe(true)
     expect(text(onto)).toMatch(
       /^Error: Cannot rename to \/memories\/NOTES\.md: \/memories holds the file \/memories\/Notes\.md, a name that differs only in letter case\./,
     )
-    const into = await box.run({
-      command: 'rename',
-      old_path: '/memories/other.md',
-      new_path: '/memories/PROJECTS/other.md',
-    })
+    const into = await rename('other.md', 'PROJECTS/other.md')
     expect(into.isError).toBe(true)
     expect(text(into)).toContain('/memories holds the folder /memories/Projects')
     expect(await snapshot(box.base)).toEqual(before)
   })
 
   it('lets a rename change the case of the entry itself', async () => {
-    const file = await box.run({
-      command: 'rename',
-      old_path: '/memories/Notes.md',
-      new_path: '/memories/notes.md',
-    })
+    const file = await rename('Notes.md', 'notes.md')
     expect(text(file)).toBe('Successfully renamed /memories/Notes.md to /memories/notes.md')
-    const folder = await box.run({
-      command: 'rename',
-      old_path: '/memories/Projects',
-      new_path: '/memories/projects',
-    })
+    const folder = await rename('Projects', 'projects')
     expect(folder.isError).toBe(false)
     expect(await box.read('notes.md')).toBe('Flat white, no sugar.\n')
     expect(await box.read('projects/plan.md')).toBe('plan\n')
@@ -94,18 +75,10 @@ describe('a name that differs only in letter case', () => {
       new_str: 'Hot',
     })
     expect(edit.isError).toBe(false)
-    const overwrite = await box.run({
-      command: 'create',
-      path: '/memories/notes.md',
-      file_text: 'replaced\n',
-    })
+    const overwrite = await create('notes.md', 'replaced\n')
     expect(overwrite.isError).toBe(false)
     const before = await snapshot(box.base)
-    const swap = await box.run({
-      command: 'rename',
-      old_path: '/memories/Notes.md',
-      new_path: '/memories/NOTES.md',
-    })
+    const swap = await rename('Notes.md', 'NOTES.md')
     expect(swap.isError).toBe(true)
     expect(text(swap)).toContain('holds the file /memories/notes.md,')
     expect(await snapshot(box.base)).toEqual(before)
@@ -113,11 +86,7 @@ describe('a name that differs only in letter case', () => {
 
   it('still creates names without letters, and names with no twin', async () => {
     for (const name of ['2026-01.md', 'Ideas.md', 'über.md']) {
-      const result = await box.run({
-        command: 'create',
-        path: `/memories/${name}`,
-        file_text: 'x\n',
-      })
+      const result = await create(name)
       expect(result.isError, name).toBe(false)
     }
   })

@@ -2,6 +2,7 @@
 
 import type { FolderTree } from '../lib/folders'
 import type { Logger } from '../lib/logger'
+import type { FolderNames } from './folder-names'
 import type { UsageSource } from './usage'
 import type { KeepsNoCopy, MemoryLimits, MemoryMutation, MemoryPolicy, WriteStager } from './types'
 
@@ -30,6 +31,8 @@ export interface CommandContext {
   readonly beforeMove?: (mutation: MemoryMutation, text?: string) => void
   /** Entries a folder delete keeps aside instead of removing (none when left out). */
   readonly keepsNoCopy?: KeepsNoCopy
+  /** The names of folders the twin checks listed, kept between commands (folder-names.ts). */
+  readonly names?: FolderNames
   /** Whether the host's history holds a version at `relative` (unknown when left out). */
   readonly versionedAt?: (relative: string) => Promise<boolean>
 }

@@ -64,7 +64,7 @@ export async function create(
   }
   if (!exists) {
     // Never a second file that looks like one the folder holds in another spelling or case.
-    refuseSpellingTwin(ctx.tree, target, 'create')
+    refuseSpellingTwin(ctx, target, 'create')
     await guardPath(ctx, virtual, 'create')
   }
   await guardWrite(ctx, plan)
@@ -130,6 +130,10 @@ export async function create(
     // A file in new folders is committed after the folders' rename: noted, with its text.
     if (staged) ctx.beforeMove?.(mutation, fileText)
     staged?.publish()
+    // A file kept aside is a name the folder's kept names do not know: listed again next time.
+    if (existing && kept === null) {
+      ctx.names?.wrote(existing, exists ? undefined : path.posix.basename(relative))
+    }
   } catch (error) {
     staged?.abort()
     if (kept !== null) returnFileAside(previous!.parent, kept, previous!.name)

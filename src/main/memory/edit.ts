@@ -205,6 +205,7 @@ async function writeText(
     logger: ctx.logger,
     ...(stage ? { stage: (write) => stage(write, target.relative, mutation, made) } : {}),
   })
+  ctx.names?.wrote(file.folder)
   await recorded?.()
   return made
 }

@@ -15,7 +15,8 @@ import { createSerialQueue } from '../lib/serial-queue'
 import { CommandError, failure, unexpectedFailure, wellFormedResult } from './outcome'
 import { parseMemoryPath, type ParsedMemoryPath } from './path-rules'
 import { rename } from './rename'
-import { refuseSpellingTwin } from './spelling-twin'
+import { FolderNames } from './folder-names'
+import { foldName, refuseSpellingTwin } from './spelling-twin'
 import type {
   MemoryExecuteOptions,
   MemoryExecution,
@@ -94,6 +95,7 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
   const folderSyncs = options.folderSyncs ?? 'command'
   let rootReady: Promise<void> | null = null
   const leftovers = new Set<string>()
+  const names = new FolderNames(foldName)
   // One command at a time: the usage cache and check-then-write steps assume no interleaving.
   const queue = createSerialQueue()
 
@@ -188,6 +190,7 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
       policy,
       usage,
       leftovers,
+      names,
       logger,
       dryRun,
       describe,
@@ -282,7 +285,7 @@ async function dispatch(
     if (error instanceof CommandError && error.code === 'not-found') {
       const missing = command.command === 'rename' ? command.old_path : command.path
       try {
-        refuseSpellingTwin(ctx.tree, checkPath(missing), 'reach')
+        refuseSpellingTwin(ctx, checkPath(missing), 'reach')
       } catch (twin) {
         // A folder that cannot be listed now leaves the answer as it was.
         if (twin instanceof CommandError) throw twin

@@ -66,7 +66,7 @@ export async function rename(
   // Never a look-alike of an entry the folder holds in another spelling (decomposed) or
   // letter case, unless that entry is the one renamed (the person's, named as spelled: see
   // spelledAsOnDisk; `Notes.md` to `notes.md` is a case change).
-  if (destination.kind === 'missing') refuseSpellingTwin(ctx.tree, to, 'rename', from.relative)
+  if (destination.kind === 'missing') refuseSpellingTwin(ctx, to, 'rename', from.relative)
   const { parent: sourceParent } = source
   if (sourceParent === null)
     throw new CommandError('invalid-path', 'Error: Cannot rename the /memories directory itself')

@@ -7,7 +7,8 @@
  * the file in the Memory tab) nor written beside it as a second file that looks the same.
  */
 
-import { Folder, type FolderTree } from '../lib/folders'
+import { Folder } from '../lib/folders'
+import type { CommandContext } from './context'
 import { escapeInvisible } from '../lib/text'
 import { CommandError } from './outcome'
 import { MEMORY_ROOT, type ParsedMemoryPath } from './path-rules'
@@ -32,12 +33,12 @@ const MAY_HAVE_TWIN = /[^\0-\x7F]|[K;`]/
  * no twin behind).
  */
 export function findSpellingTwin(
-  tree: FolderTree,
+  ctx: TwinContext,
   relative: string,
   except?: string,
 ): SpellingTwin | null {
   if (relative === '' || !MAY_HAVE_TWIN.test(relative)) return null
-  return findTwin(tree, relative, except, (name) =>
+  return findTwin(ctx, relative, except, (name) =>
     MAY_HAVE_TWIN.test(name) ? (onDisk) => onDisk.normalize('NFC') === name : null,
   )
 }
@@ -49,12 +50,12 @@ export function findSpellingTwin(
  * folder there would clash. Null when there is none.
  */
 export function findCaseTwin(
-  tree: FolderTree,
+  ctx: TwinContext,
   relative: string,
   except?: string,
 ): SpellingTwin | null {
   if (relative === '') return null
-  return findTwin(tree, relative, except, (name) => {
+  return findTwin(ctx, relative, except, (name) => {
     const folded = name.toLowerCase()
     // A name without letters that change with case has no case twin: not worth a listing.
     return folded === name.toUpperCase() ? null : (onDisk) => foldName(onDisk) === folded
@@ -66,13 +67,17 @@ export function foldName(name: string): string {
   return name.normalize('NFC').toLowerCase()
 }
 
+/** What the twin checks need of a command's context: its open folders, and names listed before. */
+export type TwinContext = Pick<CommandContext, 'tree' | 'names'>
+
 /**
  * Walks to the first missing name along `relative` and returns an entry of its folder (a file
  * or a folder, other than the name itself and `except`) that `same(name)` accepts; `same` returns null when
- * the name can have no twin, and the folder is then not listed.
+ * the name can have no twin, and the folder is then not listed. Its names are those `names`
+ * keeps for it when it has not changed since (folder-names.ts), else a listing.
  */
 function findTwin(
-  tree: FolderTree,
+  { tree, names }: TwinContext,
   relative: string,
   except: string | undefined,
   same: (name: string) => ((onDisk: string) => boolean) | null,
@@ -95,11 +100,15 @@ function findTwin(
   const name = missing.slice(slash + 1)
   const matches = same(name)
   if (matches === null) return null
-  for (const dirent of parent.list()) {
-    if (dirent.name === name || !matches(dirent.name)) continue
-    const twin = slash < 0 ? dirent.name : `${missing.slice(0, slash)}/${dirent.name}`
+  // Another spelling of a name, or the name in another case, folds as the name does.
+  const onDisk = names
+    ? names.withFold(parent, foldName(name))
+    : parent.list().map((dirent) => dirent.name)
+  for (const entry of onDisk) {
+    if (entry === name || !matches(entry)) continue
+    const twin = slash < 0 ? entry : `${missing.slice(0, slash)}/${entry}`
     if (twin === except) continue
-    const stats = parent.lstat(dirent.name)
+    const stats = parent.lstat(entry)
     if (!stats || !(stats.isFile() || stats.isDirectory())) continue
     return { relative: twin, kind: stats.isDirectory() ? 'folder' : 'file' }
   }
@@ -148,14 +157,14 @@ export function twinRefusalForPerson(text: string): string {
  * `source` (a rename's own: see findSpellingTwin).
  */
 export function refuseSpellingTwin(
-  tree: FolderTree,
+  ctx: TwinContext,
   target: ParsedMemoryPath,
   action: 'create' | 'rename' | 'reach',
   source?: string,
 ): void {
-  const twin = findSpellingTwin(tree, target.relative, source)
+  const twin = findSpellingTwin(ctx, target.relative, source)
   if (twin === null) {
-    if (action !== 'reach') refuseCaseTwin(tree, target, action, source)
+    if (action !== 'reach') refuseCaseTwin(ctx, target, action, source)
     return
   }
   const { shown, folder } = twinPlace(twin)
@@ -186,12 +195,12 @@ function twinPlace(twin: SpellingTwin): { shown: string; folder: string } {
  * only a path that would make one is refused.
  */
 function refuseCaseTwin(
-  tree: FolderTree,
+  ctx: TwinContext,
   target: ParsedMemoryPath,
   action: 'create' | 'rename',
   source: string | undefined,
 ): void {
-  const twin = findCaseTwin(tree, target.relative, source)
+  const twin = findCaseTwin(ctx, target.relative, source)
   if (twin === null) return
   const { shown, folder } = twinPlace(twin)
   throw new CommandError(

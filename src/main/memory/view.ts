@@ -1,7 +1,7 @@
 /** The `view` command: a directory listing two levels deep, a numbered file, or an image. */
 
 import path from 'node:path'
-import { ChangedUnderfootError, Folder, readFileIn, sameEntry } from '../lib/folders'
+import { ChangedUnderfootError, Folder, sameEntry } from '../lib/folders'
 import type { CommandContext } from './context'
 import { formatFileView, MAX_VIEW_FILE_BYTES } from './format'
 import { listDirectory } from './listing'
@@ -40,7 +40,9 @@ export async function view(
     }
     return success(listDirectory(folder, target.virtual, found.stats.size, viewRange))
   }
-  const read = () => readFileIn(found.parent, found.name, found.stats)
+  // The bytes the check before a view read through this tree, when it read them (it hashes a
+  // file Cairn wrote last): the file it found, read once.
+  const read = () => ctx.tree.readFile(target.relative, found.parent, found.name, found.stats)
   const imageType = IMAGE_TYPES[path.extname(target.relative).toLowerCase()]
   if (imageType) {
     return viewImage(ctx, target.virtual, read, found.stats.size, imageType, viewRange)

@@ -5,7 +5,7 @@
  * core on the same folder lists nothing for review (the turn that asked is gone), answers the
  * call "not run" in the Memory tool's words, and forgets it once that answer is saved.
  */
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
@@ -17,12 +17,11 @@ import {
   startFakeAnthropic,
   type FakeAnthropic,
 } from '../../../test/fixtures/fake-anthropic'
-import { callCore } from '../core-test-support'
+import { callCore, killChatChild } from '../core-test-support'
 import { createCore, type Core } from '../core'
 import { createRecordingLogger } from '../lib/logger'
 import { heldCallsFile, readHeldCalls } from './held-calls'
 
-const CHILD = path.resolve('test/fixtures/chat-child.ts')
 const NOT_RUN =
   'This command was not run: Cairn closed while it waited for the user to review it. Nothing was changed.'
 
@@ -58,34 +57,7 @@ async function killWhileHeld(): Promise<string> {
       input: { command: 'create', path: '/memories/plan.md', file_text: 'step 1\n' },
     }),
   )
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', CHILD, dataDir, fake.url, 'Plan it', 'review'],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  )
-  let said = ''
-  let stderr = ''
-  const exited = new Promise<NodeJS.Signals | null>((resolve) =>
-    child.once('close', (_code, signal) => resolve(signal)),
-  )
-  const held = new Promise<void>((resolve) =>
-    child.stdout.on('data', (chunk: Buffer) => {
-      said += chunk.toString()
-      if (/^held$/m.test(said)) resolve()
-    }),
-  )
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-  await Promise.race([
-    held,
-    exited.then(() => {
-      throw new Error(`the child ended early: ${stderr}`)
-    }),
-  ])
-  child.kill('SIGKILL')
-  expect(await exited).toBe('SIGKILL')
-  const conversationId = /^sent (\S+)$/m.exec(said)?.[1]
-  expect(conversationId).toMatch(/^c_/)
-  return conversationId!
+  return killChatChild([dataDir, fake.url, 'Plan it', 'review'], (said) => /^held$/m.test(said))
 }
 
 async function sendAndFinish(conversationId: string, text: string): Promise<void> {

@@ -165,7 +165,11 @@ function BlameGutter(props: {
           </span>
         )}
         <span className="blame-when">
-          {props.compact ? briefTime(commit.time, now) : shortDateTime(commit.time, now)}
+          {props.compact ? (
+            briefTime(commit.time, now)
+          ) : (
+            <Narrowed long={shortDateTime(commit.time, now)} short={briefTime(commit.time, now)} />
+          )}
         </span>
       </button>
       {who === 'claude' && conversationId && toolUseId && (
@@ -176,10 +180,27 @@ function BlameGutter(props: {
           title={`Open the reply that wrote this, in “${actions.conversationTitle(conversationId)}”`}
           onClick={() => actions.openReply(conversationId, toolUseId)}
         >
-          {props.compact ? 'Reply' : actions.conversationTitle(conversationId)}
+          {props.compact ? (
+            'Reply'
+          ) : (
+            <Narrowed long={actions.conversationTitle(conversationId)} short="Reply" />
+          )}
         </button>
       )}
     </span>
+  )
+}
+
+/**
+ * Words the wide gutter writes in full and a narrow one briefly (blame.css picks one by the
+ * blame's own width); the button's name and tooltip say it all either way.
+ */
+function Narrowed(props: { readonly long: string; readonly short: string }) {
+  return (
+    <>
+      <span className="blame-long">{props.long}</span>
+      <span className="blame-short">{props.short}</span>
+    </>
   )
 }
 

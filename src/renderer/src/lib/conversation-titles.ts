@@ -1,15 +1,16 @@
 import { useCallback, useEffect, useMemo } from 'react'
 import { api, unwrap } from './api'
+import { shownTitle } from './shown-title'
 import { useResource } from './use-resource'
 
 const loadConversations = async () =>
   (await unwrap(api().conversations.list({}))).map((hit) => ({
     id: hit.conversation.id,
-    title: hit.conversation.title,
+    title: shownTitle(hit.conversation.title),
   }))
 
 /**
- * Every conversation's id and title, kept current (`conversations:changed`), and a function
+ * Every conversation's id and title as drawn (`shownTitle`), kept current (`conversations:changed`), and a function
  * naming one: links to the conversation a change came from read by its title.
  */
 export function useConversationTitles(): {

@@ -15,6 +15,8 @@ import { api, ApiError, errorMessage, unwrap } from '../../lib/api'
 import { newClientId } from '../../lib/client-id'
 import { errorTitle } from '../../lib/error-title'
 import { useNavigation } from '../../lib/navigation'
+import { shownTitle } from '../../lib/shown-title'
+import { promptText, retriedPrompt } from '../../../../shared/retry'
 import { useSettings } from '../settings/settings-context'
 import { Composer } from './Composer'
 import { useLiveTurns } from './live-turns'
@@ -91,6 +93,8 @@ export function ChatPane() {
   const [draft, setDraft] = useState('')
   const [pending, setPending] = useState<PendingSend | null>(null)
   const [sendError, setSendError] = useState<ApiErrorData | null>(null)
+  // The failed turn a Retry under way replaces: not drawn while the store still holds it.
+  const [retried, setRetried] = useState<{ turnId: string; text: string } | null>(null)
   const stopWanted = useRef(false)
   const [shownFor, setShownFor] = useState(conversationId)
   if (shownFor !== conversationId) {
@@ -146,18 +150,23 @@ export function ChatPane() {
    * person may have begun their next message).
    */
   const send = useCallback(
-    async (text: string, fromDraft = false) => {
+    async (text: string, fromDraft = false, retryOf?: string) => {
       setSendError(null)
       if (fromDraft) setDraft('')
       stopWanted.current = false
       const clientId = newClientId()
       setPending({ text, conversationId, clientId })
+      // A Retry's prompt stands in for the failed one (main stores it in its place).
+      setRetried(retryOf ? { turnId: retryOf, text } : null)
       try {
-        const started = await unwrap(api().chat.send({ conversationId, text, clientId }))
+        const started = await unwrap(
+          api().chat.send({ conversationId, text, clientId, ...(retryOf && { retryOf }) }),
+        )
         if (conversationId === null) openConversation(started.conversationId)
         setPending(null)
       } catch (error) {
         setPending(null)
+        setRetried(null)
         if (fromDraft) setDraft(text)
         setSendError(
           error instanceof ApiError
@@ -194,11 +203,15 @@ export function ChatPane() {
     state.status === 'ready' && state.conversation.id === conversationId ? state.conversation : null
   const showLive = tracked !== undefined && !tracked.settled
   const turns = useMemo<ReadonlyArray<TranscriptTurn>>(() => {
+    const messages = conversation
+      ? showLive
+        ? storedBeforeTurn(conversation.messages, tracked.turnId)
+        : conversation.messages
+      : []
+    const replaced = retried && retriedPrompt(messages, retried.turnId, retried.text)
     const stored = conversation
       ? turnsFromStored(
-          showLive
-            ? storedBeforeTurn(conversation.messages, tracked.turnId)
-            : conversation.messages,
+          replaced === null ? messages : messages.slice(0, replaced),
           conversation.toolCommits,
         )
       : []
@@ -207,7 +220,7 @@ export function ChatPane() {
       all.push({ key: 'pending', userText: waiting.text, items: [], usage: null, stopReason: null })
     }
     return all
-  }, [conversation, showLive, tracked, waiting])
+  }, [conversation, showLive, tracked, waiting, retried])
 
   const turnError = tracked?.error && !tracked.errorDismissed ? tracked.error : null
   // The error the last turn ended with, as stored (after a restart, or in a window that did not
@@ -224,6 +237,7 @@ export function ChatPane() {
       : null
   const error = sendError ?? turnError ?? storedError
   // What Retry sends again: the prompt of the turn that failed.
+  const retryTurn = storedError && error === storedError ? storedError.turnId : tracked?.turnId
   const retryText =
     storedError && error === storedError && conversation
       ? promptOf(conversation, storedError.turnId)
@@ -256,13 +270,15 @@ export function ChatPane() {
   const needsKey = settings.state.status === 'ready' && !settings.state.settings.hasApiKey
 
   const unreadable = state.status === 'unreadable' ? state : null
+  const stored = conversation?.title ?? unreadable?.summary?.title
   const title =
-    conversation?.title ??
-    (unreadable
-      ? (unreadable.summary?.title ?? 'Unreadable conversation')
-      : conversationId
-        ? ''
-        : 'New chat')
+    stored !== undefined
+      ? shownTitle(stored)
+      : unreadable
+        ? 'Unreadable conversation'
+        : conversationId
+          ? ''
+          : 'New chat'
   const changedOutside = conversation?.changedOutside ?? null
   // The notice once dismissed stays away until another change is found (its time differs).
   const [dismissedOutside, setDismissedOutside] = useState<number | null>(null)
@@ -430,7 +446,7 @@ export function ChatPane() {
                 <button
                   type="button"
                   className="button button-small"
-                  onClick={() => void send(cutOffPrompt)}
+                  onClick={() => void send(cutOffPrompt, false, cutOff)}
                 >
                   Retry
                 </button>
@@ -468,7 +484,7 @@ export function ChatPane() {
                   <button
                     type="button"
                     className="button button-small"
-                    onClick={() => void send(retryText)}
+                    onClick={() => void send(retryText, false, retryTurn)}
                   >
                     Retry
                   </button>
@@ -673,8 +689,7 @@ function promptOf(conversation: Conversation, turnId: string): string | undefine
   const prompt = conversation.messages.find(
     (message) => message.role === 'user' && message.turnId === turnId,
   )
-  const texts = prompt?.content.flatMap((block) => (block.type === 'text' ? [block.text] : []))
-  return texts && texts.length > 0 ? texts.join('\n\n') : undefined
+  return prompt && promptText(prompt) !== '' ? promptText(prompt) : undefined
 }
 
 /** What the banner says of another program's change to the conversation's file. */

@@ -6,6 +6,7 @@ import { icons } from '../../components/icons'
 import { api, errorMessage, unwrap } from '../../lib/api'
 import { useDebounced } from '../../lib/use-debounced'
 import { useNavigation } from '../../lib/navigation'
+import { shownTitle } from '../../lib/shown-title'
 import { groupByAge } from './conversation-groups'
 import { DeleteConversationDialog } from './DeleteConversationDialog'
 import { useConversationList } from './use-conversation-list'
@@ -124,100 +125,102 @@ export function ConversationSidebar() {
           <section key={group.label} aria-label={group.label} className="conv-group">
             <h2 className="conv-group-label">{group.label}</h2>
             <ul className="conv-list" aria-label={`${group.label} conversations`}>
-              {group.hits.map(({ conversation, excerpt }) => (
-                <li key={conversation.id}>
-                  {renaming === conversation.id ? (
-                    <RenameField
-                      title={conversation.title}
-                      onDone={(title, byKey) => {
-                        closeRename(conversation.id, byKey)
-                        void rename(conversation.id, title)
-                      }}
-                      onCancel={() => closeRename(conversation.id, true)}
-                    />
-                  ) : (
-                    <div
-                      className="conv-row"
-                      data-active={conversation.id === conversationId || undefined}
-                    >
-                      <button
-                        type="button"
-                        className="conv-open"
-                        ref={
-                          conversation.id === refocus
-                            ? (button) => {
-                                button?.focus()
-                                setRefocus(null)
-                              }
-                            : undefined
-                        }
-                        aria-current={conversation.id === conversationId ? 'page' : undefined}
-                        onClick={() => openConversation(conversation.id)}
-                        onKeyDown={(event) => {
-                          if (event.key === 'F2' && !conversation.unreadable) {
-                            event.preventDefault()
-                            setRenaming(conversation.id)
-                          } else if (event.key === 'Delete') {
-                            event.preventDefault()
-                            setDeleting(conversation)
-                          }
+              {group.hits.map(({ conversation, excerpt }) => {
+                const title = shownTitle(conversation.title)
+                return (
+                  <li key={conversation.id}>
+                    {renaming === conversation.id ? (
+                      <RenameField
+                        title={conversation.title}
+                        onDone={(title, byKey) => {
+                          closeRename(conversation.id, byKey)
+                          void rename(conversation.id, title)
                         }}
-                        title={
-                          conversation.unreadable
-                            ? `${conversation.title} — this conversation could not be read`
-                            : conversation.title
-                        }
-                        aria-label={conversation.title}
-                        aria-describedby={
-                          conversation.unreadable
-                            ? `unreadable-${conversation.id}`
-                            : excerpt
-                              ? `excerpt-${conversation.id}`
-                              : undefined
-                        }
+                        onCancel={() => closeRename(conversation.id, true)}
+                      />
+                    ) : (
+                      <div
+                        className="conv-row"
+                        data-active={conversation.id === conversationId || undefined}
                       >
-                        {/* auto: a Hebrew or Arabic title reads from its start, and is cut at its end */}
-                        <span className="conv-title" dir="auto">
-                          {conversation.title}
-                        </span>
-                        {conversation.unreadable && (
-                          <span className="conv-unreadable" id={`unreadable-${conversation.id}`}>
-                            <icons.alert />
-                            Could not be read
+                        <button
+                          type="button"
+                          className="conv-open"
+                          ref={
+                            conversation.id === refocus
+                              ? (button) => {
+                                  button?.focus()
+                                  setRefocus(null)
+                                }
+                              : undefined
+                          }
+                          aria-current={conversation.id === conversationId ? 'page' : undefined}
+                          onClick={() => openConversation(conversation.id)}
+                          onKeyDown={(event) => {
+                            if (event.key === 'F2' && !conversation.unreadable) {
+                              event.preventDefault()
+                              setRenaming(conversation.id)
+                            } else if (event.key === 'Delete') {
+                              event.preventDefault()
+                              setDeleting(conversation)
+                            }
+                          }}
+                          title={
+                            conversation.unreadable
+                              ? `${title} — this conversation could not be read`
+                              : title
+                          }
+                          aria-label={title}
+                          aria-describedby={
+                            conversation.unreadable
+                              ? `unreadable-${conversation.id}`
+                              : excerpt
+                                ? `excerpt-${conversation.id}`
+                                : undefined
+                          }
+                        >
+                          <span className="conv-title" dir="auto">
+                            {title}
                           </span>
-                        )}
-                        {excerpt && !conversation.unreadable && (
-                          <span className="conv-excerpt" id={`excerpt-${conversation.id}`}>
-                            {excerpt}
-                          </span>
-                        )}
-                      </button>
-                      <span className="conv-actions">
-                        {!conversation.unreadable && (
+                          {conversation.unreadable && (
+                            <span className="conv-unreadable" id={`unreadable-${conversation.id}`}>
+                              <icons.alert />
+                              Could not be read
+                            </span>
+                          )}
+                          {excerpt && !conversation.unreadable && (
+                            <span className="conv-excerpt" id={`excerpt-${conversation.id}`}>
+                              {excerpt}
+                            </span>
+                          )}
+                        </button>
+                        <span className="conv-actions">
+                          {!conversation.unreadable && (
+                            <button
+                              type="button"
+                              className="icon-button"
+                              aria-label={`Rename ${title}`}
+                              title="Rename (F2)"
+                              onClick={() => setRenaming(conversation.id)}
+                            >
+                              <icons.pencil />
+                            </button>
+                          )}
                           <button
                             type="button"
                             className="icon-button"
-                            aria-label={`Rename ${conversation.title}`}
-                            title="Rename (F2)"
-                            onClick={() => setRenaming(conversation.id)}
+                            aria-label={`Delete ${title}`}
+                            title="Delete (Del)"
+                            onClick={() => setDeleting(conversation)}
                           >
-                            <icons.pencil />
+                            <icons.trash />
                           </button>
-                        )}
-                        <button
-                          type="button"
-                          className="icon-button"
-                          aria-label={`Delete ${conversation.title}`}
-                          title="Delete (Del)"
-                          onClick={() => setDeleting(conversation)}
-                        >
-                          <icons.trash />
-                        </button>
-                      </span>
-                    </div>
-                  )}
-                </li>
-              ))}
+                        </span>
+                      </div>
+                    )}
+                  </li>
+                )
+              })}
             </ul>
           </section>
         ))}

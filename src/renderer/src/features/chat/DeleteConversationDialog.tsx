@@ -1,5 +1,6 @@
 import type { ConversationSummary } from '../../../../shared/types'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
+import { shownTitle } from '../../lib/shown-title'
 
 /**
  * Asks before a conversation is deleted. An unreadable one is not destroyed: main moves its
@@ -11,6 +12,7 @@ export function DeleteConversationDialog(props: {
   readonly onCancel: () => void
 }) {
   const { conversation } = props
+  const title = shownTitle(conversation.title)
   return (
     <ConfirmDialog
       title="Delete this conversation?"
@@ -22,13 +24,13 @@ export function DeleteConversationDialog(props: {
     >
       {conversation.unreadable ? (
         <p>
-          “{conversation.title}” could not be read, so it will be removed from the list. Its file is
+          “<bdi>{title}</bdi>” could not be read, so it will be removed from the list. Its file is
           kept, untouched, in the folder <code>conversations/cairn-damaged</code> of Cairn’s data
           folder, in case it can be repaired.
         </p>
       ) : (
         <p>
-          “{conversation.title}” and its messages will be removed from Cairn. This cannot be undone.
+          “<bdi>{title}</bdi>” and its messages will be removed from Cairn. This cannot be undone.
           Copies of it that Cairn kept aside when another program changed its file (in the folder{' '}
           <code>conversations/cairn-replaced</code>) are not deleted: remove those by hand.
         </p>

@@ -88,6 +88,8 @@ export function HistoryFilters(props: {
       <select
         className="input input-small hist-filter-conversation"
         aria-label="Filter by conversation"
+        // A long title chosen can be wider than the column: the tooltip says it whole.
+        title={conversations.find((c) => c.id === filters.conversationId)?.title}
         value={filters.conversationId ?? ''}
         onChange={(event) =>
           onChange({ ...filters, conversationId: event.target.value || undefined })

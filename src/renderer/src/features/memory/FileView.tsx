@@ -56,6 +56,9 @@ export function FileView(props: {
   const [rendered, setRendered] = useState(false)
   const markdown = isMarkdown(path) && file?.kind === 'text'
   const isDir = entry?.kind === 'dir'
+  // A name in another Unicode spelling (a decomposed café.md): no memory path names it, so a
+  // save (a memory write) would be refused; it is renamed first, which the note offers.
+  const otherSpelling = path !== path.normalize('NFC')
   const now = useNow()
   // The file's last text: the editor keeps it while the file is gone or stops being text.
   const [lastText, setLastText] = useState<string | null>(null)
@@ -145,7 +148,7 @@ export function FileView(props: {
                 Blame
               </button>
             )}
-            {file?.kind === 'text' && !readOnly && (
+            {file?.kind === 'text' && !readOnly && !otherSpelling && (
               <button
                 type="button"
                 className="button button-small"
@@ -200,14 +203,26 @@ export function FileView(props: {
       )}
       <Loading active={props.loading && !file && !isDir} label="Opening file…" />
 
-      {path !== path.normalize('NFC') && (
-        <p className="hint mem-file-note" role="note">
-          Claude cannot see or change this {isDir ? 'folder' : 'file'}: its name is written with
-          other Unicode characters than memory paths use (such as an accent stored apart from its
-          letter, as macOS writes names), so no memory path can name it. Rename it, keeping its
-          name, to make it part of Claude&apos;s memory: Cairn writes the name the way memory paths
-          do.
-        </p>
+      {otherSpelling && (
+        <div className="hint mem-file-note" role="note">
+          <p>
+            Claude cannot see or change this {isDir ? 'folder' : 'file'}: its name is written with
+            other Unicode characters than memory paths use (such as an accent stored apart from its
+            letter, as macOS writes names), so no memory path can name it. Rename it, keeping its
+            name, to make it part of Claude&apos;s memory: Cairn writes the name the way memory
+            paths do.
+            {!isDir && file?.kind === 'text' && ' It cannot be edited here until then.'}
+          </p>
+          {!isDir && file?.kind === 'text' && !readOnly && !editing && (
+            <button
+              type="button"
+              className="button button-small"
+              onClick={() => actions.rename(path)}
+            >
+              Rename to edit
+            </button>
+          )}
+        </div>
       )}
       {isDir && (
         <p className="hint mem-file-note">
@@ -215,7 +230,7 @@ export function FileView(props: {
           under this folder.
         </p>
       )}
-      {!isDir && editing && (file?.kind === 'text' || gone !== null) && (
+      {!isDir && editing && !otherSpelling && (file?.kind === 'text' || gone !== null) && (
         <Editor
           key={path}
           name={name}

@@ -1,0 +1,30 @@
+import { revealHidden } from './reveal-hidden'
+
+// A subdivision flag (🏴 and tag letters, ended by the cancel tag): its tags draw the flag.
+const TAG_FLAG = /(\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F})/u
+// Line breaks, tabs and other controls, and line or paragraph separators: one space each.
+const BREAKS = /[\p{Cc}\p{Zl}\p{Zp}]/gu
+
+/**
+ * A conversation's title as drawn: controls and line breaks as spaces, and every character that
+ * draws as nothing (a zero-width space, a bidi override or isolate, a byte-order mark, stray tag
+ * characters) dropped, so a title cannot reorder or hide the text around it; joined emoji (a ZWJ
+ * sequence, a subdivision flag) and right-to-left letters stay. A title with nothing left to see
+ * is "Untitled". Display only: the stored title is unchanged. Pure.
+ */
+export function shownTitle(title: string): string {
+  const shown = title
+    .split(TAG_FLAG)
+    .map((part, i) =>
+      // The split keeps each flag at an odd place, as it is.
+      i % 2 === 1
+        ? part
+        : revealHidden(part.replace(BREAKS, ' '))
+            .map((piece) => (piece.kind === 'text' ? piece.text : ''))
+            .join(''),
+    )
+    .join('')
+    .replace(/\s+/gu, ' ')
+    .trim()
+  return shown === '' ? 'Untitled' : shown
+}
