@@ -50,6 +50,7 @@ export function Composer({
           ref={field}
           className="composer-field"
           aria-label="Message Claude"
+          dir="auto"
           aria-keyshortcuts="Control+L Meta+L"
           placeholder={running ? 'Claude is replying…' : 'Message Claude…'}
           rows={1}

@@ -20,6 +20,13 @@ export function ConversationSidebar() {
   const query = useDebounced(search)
   const list = useConversationList(query)
   const [renaming, setRenaming] = useState<string | null>(null)
+  // The row whose rename field was closed by Enter or Escape: it takes the focus back, which the
+  // field had (the field was gone from the page, and the focus with it).
+  const [refocus, setRefocus] = useState<string | null>(null)
+  const closeRename = (id: string, byKey: boolean) => {
+    setRenaming(null)
+    if (byKey) setRefocus(id)
+  }
   const [deleting, setDeleting] = useState<ConversationSummary | null>(null)
   const [actionError, setActionError] = useState<string | null>(null)
 
@@ -37,7 +44,6 @@ export function ConversationSidebar() {
   }
 
   const rename = async (id: string, title: string) => {
-    setRenaming(null)
     const current = list.hits.find((h) => h.conversation.id === id)?.conversation.title
     if (!title.trim() || title.trim() === current) return
     try {
@@ -62,7 +68,9 @@ export function ConversationSidebar() {
   }
 
   return (
-    <div className="conv-sidebar">
+    // A group for the focus: when a dialog's change takes the control it went back to (the row
+    // of a deleted conversation), the list takes the focus, not the page's body.
+    <div className="conv-sidebar" data-banner-group="">
       <div className="conv-top">
         <button
           type="button"
@@ -112,7 +120,7 @@ export function ConversationSidebar() {
         </p>
       )}
 
-      <div className="conv-groups">
+      <div className="conv-groups" data-banner-fallback="">
         {groups.map((group) => (
           <section key={group.label} aria-label={group.label} className="conv-group">
             <h2 className="conv-group-label">{group.label}</h2>
@@ -124,8 +132,11 @@ export function ConversationSidebar() {
                     {renaming === conversation.id ? (
                       <RenameField
                         title={conversation.title}
-                        onDone={(title) => void rename(conversation.id, title)}
-                        onCancel={() => setRenaming(null)}
+                        onDone={(title, byKey) => {
+                          closeRename(conversation.id, byKey)
+                          void rename(conversation.id, title)
+                        }}
+                        onCancel={() => closeRename(conversation.id, true)}
                       />
                     ) : (
                       <div
@@ -135,6 +146,14 @@ export function ConversationSidebar() {
                         <button
                           type="button"
                           className="conv-open"
+                          ref={
+                            conversation.id === refocus
+                              ? (button) => {
+                                  button?.focus()
+                                  setRefocus(null)
+                                }
+                              : undefined
+                          }
                           aria-current={conversation.id === conversationId ? 'page' : undefined}
                           onClick={() => openConversation(conversation.id)}
                           onKeyDown={(event) => {
@@ -224,15 +243,16 @@ function RenameField({
   onCancel,
 }: {
   readonly title: string
-  readonly onDone: (title: string) => void
+  /** `byKey`: closed by Enter (the focus goes back to the row), not by leaving the field. */
+  readonly onDone: (title: string, byKey: boolean) => void
   readonly onCancel: () => void
 }) {
   const [value, setValue] = useState(title)
   const finished = useRef(false)
-  const finish = (save: boolean) => {
+  const finish = (save: boolean, byKey = true) => {
     if (finished.current) return
     finished.current = true
-    if (save) onDone(value)
+    if (save) onDone(value, byKey)
     else onCancel()
   }
   const onKeyDown = (event: KeyboardEvent<HTMLInputElement>) => {
@@ -256,7 +276,7 @@ function RenameField({
       onFocus={(event) => event.target.select()}
       onChange={(event) => setValue(event.target.value)}
       onKeyDown={onKeyDown}
-      onBlur={() => finish(true)}
+      onBlur={() => finish(true, false)}
     />
   )
 }

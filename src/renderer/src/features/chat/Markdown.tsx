@@ -23,6 +23,15 @@ const components: Components = {
   a: ({ href, children }) => <SafeLink href={href}>{children}</SafeLink>,
   // Remote images would reach the network from the page: show their description instead.
   img: ({ alt }) => <span className="md-image-alt">{alt ? `[image: ${alt}]` : '[image]'}</span>,
+  // Each paragraph and heading takes its direction from its own first letters: a Hebrew or
+  // Arabic one reads right to left, its punctuation where its reader looks for it.
+  p: ({ children }) => <p dir="auto">{children}</p>,
+  h1: ({ children }) => <h1 dir="auto">{children}</h1>,
+  h2: ({ children }) => <h2 dir="auto">{children}</h2>,
+  h3: ({ children }) => <h3 dir="auto">{children}</h3>,
+  h4: ({ children }) => <h4 dir="auto">{children}</h4>,
+  h5: ({ children }) => <h5 dir="auto">{children}</h5>,
+  h6: ({ children }) => <h6 dir="auto">{children}</h6>,
   table: ({ children }) => (
     <div className="md-table-wrap">
       <table>{children}</table>

@@ -29,7 +29,9 @@ export const TurnView = memo(function TurnView({
     <div className="turn">
       {turn.userText && (
         <article className="msg-user" aria-label="Your message">
-          <div className="msg-user-bubble">{turn.userText}</div>
+          <div className="msg-user-bubble" dir="auto">
+            {turn.userText}
+          </div>
         </article>
       )}
       {(turn.items.length > 0 || running || turn.usage) && (

@@ -64,9 +64,9 @@ export function FileView(props: {
   const [lastText, setLastText] = useState<string | null>(null)
   const text = file?.kind === 'text' ? file.text : null
   if (text !== null && text !== lastText) setLastText(text)
-  // The file went away under the editor (renamed or deleted by Claude, sync or a restore), or
-  // became binary or too large: the editor stays with the person's text, and says so. It was
-  // unmounted, and the draft dropped without a word (review hunt12-story D4).
+  // The file went away under the editor (renamed or deleted by Claude, sync, a restore or another
+  // program), or became binary or too large: the editor stays with the person's text, and says
+  // so. It was unmounted, and the draft dropped without a word (review hunt12-story D4).
   const gone: EditorGone | null =
     !editing || readOnly || isDir || lastText === null
       ? null
@@ -296,6 +296,12 @@ function FileUseLine({ use, now }: { readonly use: FileUse; readonly now: number
   )
 }
 
+/**
+ * Lines drawn at first (and added per "Show more"): a file of several MB is some hundred
+ * thousand lines, each a row of three elements, and drawing them all would stall the window.
+ */
+export const FILE_LINES_SHOWN = 10_000
+
 function FileContent(props: {
   readonly file: MemoryFile
   readonly rendered: boolean
@@ -304,6 +310,12 @@ function FileContent(props: {
   const { file } = props
   const name = visibleName(baseName(file.path))
   const highlighted = useRef<HTMLDivElement>(null)
+  const [limit, setLimit] = useState({ path: file.path, lines: FILE_LINES_SHOWN })
+  // Another file starts at the first lines again; a search hit further down is drawn with them.
+  const drawn = Math.max(
+    limit.path === file.path ? limit.lines : FILE_LINES_SHOWN,
+    props.highlightLine ?? 0,
+  )
   useEffect(() => {
     highlighted.current?.scrollIntoView({ block: 'center' })
   }, [props.highlightLine, file])
@@ -352,7 +364,7 @@ function FileContent(props: {
       )}
       {file.text === '' && <p className="hint mem-file-note">This file is empty.</p>}
       {file.text !== '' &&
-        lines.map((line, index) => (
+        lines.slice(0, drawn).map((line, index) => (
           <div
             key={index}
             ref={props.highlightLine === index + 1 ? highlighted : undefined}
@@ -366,6 +378,22 @@ function FileContent(props: {
             </span>
           </div>
         ))}
+      {lines.length > drawn && (
+        <div className="mem-code-more">
+          <p className="hint">
+            Showing the first {drawn.toLocaleString('en-US')} of{' '}
+            {lines.length.toLocaleString('en-US')} lines.
+          </p>
+          <button
+            type="button"
+            className="button button-small"
+            onClick={() => setLimit({ path: file.path, lines: drawn + FILE_LINES_SHOWN })}
+          >
+            Show {Math.min(FILE_LINES_SHOWN, lines.length - drawn).toLocaleString('en-US')} more
+            lines
+          </button>
+        </div>
+      )}
     </div>
   )
 }
@@ -411,7 +439,7 @@ function Editor(props: {
     }
   }
   const goneWords = {
-    missing: `${props.name} was renamed or deleted while you were editing (by Claude, sync or a restore). Your text is still here: Save writes it back as ${props.name}, Save as new file keeps it beside, or Discard drops it.`,
+    missing: `${props.name} was renamed or deleted while you were editing (by Claude, sync, a restore or another program). Your text is still here: Save writes it back as ${props.name}, Save as new file keeps it beside, or Discard drops it.`,
     'not-text': `${props.name} was replaced while you were editing, and is no longer text. Your text is still here: Save replaces the file with it (the replaced version stays in History), Save as new file keeps it beside, or Discard drops it.`,
     'too-large': `${props.name} grew too large to show while you were editing. Your text is still here: Save replaces the file with it, Save as new file keeps it beside, or Discard drops it.`,
   }
