@@ -232,10 +232,11 @@ export type GitIndexOutcome = 'kept' | 'written' | 'locked'
  * An index made ready off the queue: `main`'s files with their stat data (and the person's
  * staged changes `carryStaged` keeps), or none needed. `head`: the `main` it lists, noted as the
  * next sync's base (`INDEX_BASE`). `found`: the checksum of the index it was made from (null for
- * none that parsed), which must still be there when it is written.
+ * none that parsed), which must still be there when it is written. `bare`: for one kept, its
+ * checksum when it lists `head`'s files alone; for one to write, whether it will.
  */
 export type PreparedIndex =
-  | { readonly kind: 'kept'; readonly head: string }
+  | { readonly kind: 'kept'; readonly head: string; readonly bare: string | null }
   | {
       readonly kind: 'write'
       readonly files: ReadonlyArray<{
@@ -248,29 +249,47 @@ export type PreparedIndex =
       readonly hashed: ReadonlyArray<{ relative: string; stats: Stats; oid: string }>
       readonly head: string
       readonly found: string | null
+      readonly bare: boolean
     }
 
 /**
  * A note beside the index, `history.git/cairn-index-base`: the `main` (a commit id) the index
  * was last made or found to list. A sync compares the index with that commit's files to tell
  * what the person staged with git (`git add`, `git rm --cached`) from what only lags `main`.
+ * A second line, when there is one, is the checksum of the index as it then stood, noted only
+ * when that index listed exactly that commit's files (nothing staged): an index still bearing
+ * it is untouched since, so nothing is staged in it and the commit's files need not be read.
+ * Sample: "3f2a…c1\n9b0e…47\n".
  */
 export const INDEX_BASE = 'cairn-index-base'
 
-function readIndexBase(gitdir: string): string | null {
+interface IndexBase {
+  readonly head: string
+  /** The index's checksum when it listed `head`'s files alone, else null. */
+  readonly bare: string | null
+}
+
+function readIndexBase(gitdir: string): IndexBase | null {
   try {
     const text = readPlainFileOrNull(path.join(gitdir, INDEX_BASE), OWN_FILE_CAP.TINY)
-    const value = text?.toString('latin1').trim() ?? ''
-    return /^[0-9a-f]{40}$/.test(value) ? value : null
+    const [head = '', bare = '', ...rest] = (text?.toString('latin1') ?? '').trim().split('\n')
+    if (!/^[0-9a-f]{40}$/.test(head) || rest.length > 0) return null
+    return { head, bare: /^[0-9a-f]{40}$/.test(bare) ? bare : null }
   } catch {
     return null
   }
 }
 
-function noteIndexBase(gitdir: string, head: string): void {
-  if (readIndexBase(gitdir) === head) return
+// git's `index.skipHash` writes zeros for the checksum: such an index tells no change by it.
+const NO_SUM = '0'.repeat(40)
+
+function noteIndexBase(gitdir: string, head: string, bare: string | null): void {
+  const kept = bare === NO_SUM ? null : bare
+  const now = readIndexBase(gitdir)
+  if (now?.head === head && now.bare === kept) return
   try {
-    disk.writeFileSync(path.join(gitdir, INDEX_BASE), `${head}\n`, { mode: 0o644 })
+    const text = kept === null ? `${head}\n` : `${head}\n${kept}\n`
+    disk.writeFileSync(path.join(gitdir, INDEX_BASE), text, { mode: 0o644 })
   } catch {
     // Without it the next sync keeps no staged change (as before stop 31); nothing else.
   }
@@ -343,7 +362,7 @@ export async function prepareGitIndex(options: {
   const { head } = options
   const files = await filesOf(options.store, options.root)
   const found = readIndex(path.join(options.gitdir, 'index'))
-  if (found && listsExactly(found.entries, files)) return { kind: 'kept', head }
+  if (found && listsExactly(found.entries, files)) return { kind: 'kept', head, bare: found.sum }
   const hashed: Array<{ relative: string; stats: Stats; oid: string }> = []
   const withStats: Listed[] = []
   for (const [i, file] of files.entries()) {
@@ -352,26 +371,33 @@ export async function prepareGitIndex(options: {
     const stat = statIfSame(options.workRoot, relative, file.oid, options.stats, hashed)
     withStats.push({ ...file, stat })
   }
-  // An index git made whole from a tree (its commit, a `read-tree`) holds nothing staged.
-  const staged = found && found.rootTree === null ? found.entries : null
+  // An index git made whole from a tree (its commit, a `read-tree`) holds nothing staged; nor
+  // does one untouched since it was noted listing the base's files alone (its checksum the
+  // note's), which spares reading the base's whole tree after each of Cairn's own commits.
+  const base = readIndexBase(options.gitdir)
+  const untouched = found !== null && base?.bare != null && found.sum === base.bare
+  const staged = found && found.rootTree === null && !untouched ? found.entries : null
   const listed = carryStaged(
     staged,
-    staged && (await baseFiles(options.store, options.gitdir, head)),
+    staged && base && (await baseFiles(options.store, base.head, head)),
     withStats,
   )
-  if (found && listsExactly(found.entries, listed)) return { kind: 'kept', head }
-  return { kind: 'write', files: listed, hashed, head, found: found?.sum ?? null }
+  // `carryStaged` hands `main`'s own entries back when it keeps nothing of the person's.
+  const bare = listed.length === withStats.length && listed.every((f, i) => f === withStats[i])
+  if (found && listsExactly(found.entries, listed)) {
+    return { kind: 'kept', head, bare: bare ? found.sum : null }
+  }
+  return { kind: 'write', files: listed, hashed, head, found: found?.sum ?? null, bare }
 }
 
 // The files of the commit the index was last made to list (`INDEX_BASE`), or null when there is
 // none to compare with (no note, `main` itself, a commit that cannot be read).
 async function baseFiles(
   store: ObjectStore,
-  gitdir: string,
+  base: string,
   head: string,
 ): Promise<Array<{ path: Buffer; oid: string; mode: number }> | null> {
-  const base = readIndexBase(gitdir)
-  if (base === null || base === head) return null
+  if (base === head) return null
   try {
     return await filesOf(store, treeFromOid((await store.readCommit(base)).tree))
   } catch {
@@ -407,7 +433,7 @@ export function writeGitIndex(
   removedLeftLock?: () => void,
 ): GitIndexOutcome {
   if (prepared.kind === 'kept') {
-    noteIndexBase(gitdir, prepared.head)
+    noteIndexBase(gitdir, prepared.head, prepared.bare)
     return 'kept'
   }
   const indexFile = path.join(gitdir, 'index')
@@ -428,18 +454,20 @@ export function writeGitIndex(
   try {
     const now = readIndex(indexFile)
     if (now && listsExactly(now.entries, prepared.files)) {
-      noteIndexBase(gitdir, prepared.head)
+      noteIndexBase(gitdir, prepared.head, prepared.bare ? now.sum : null)
       return 'kept'
     }
     // git changed the index since it was read (a `git add` meanwhile): what the person staged
     // then would be written over. Made again from it at the next try.
     if ((now?.sum ?? null) !== prepared.found) return 'locked'
-    disk.writeSync(fd, serializeGitIndex(prepared.files))
+    const bytes = serializeGitIndex(prepared.files)
+    disk.writeSync(fd, bytes)
     disk.closeSync(fd)
     fd = -1
     disk.renameSync(lockFile, indexFile)
     renamed = true
-    noteIndexBase(gitdir, prepared.head)
+    const sum = bytes.toString('hex', bytes.byteLength - 20)
+    noteIndexBase(gitdir, prepared.head, prepared.bare ? sum : null)
     for (const { relative, stats: seen, oid } of prepared.hashed) stats?.record(relative, seen, oid)
     return 'written'
   } finally {
