@@ -411,7 +411,7 @@ async function openLocked(
         stats: repo.stats,
         head,
       }),
-    write: (prepared) => {
+    write: async (prepared) => {
       try {
         lock.assertHeld()
       } catch {
