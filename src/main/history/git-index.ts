@@ -30,6 +30,7 @@ import type { ObjectStore } from './object-store'
 import { gitLockLeft } from './git-lock-left'
 import type { StatCache } from './stat-cache'
 import { childrenOf, treeFromOid, type Node } from './tree-state'
+import { timeSlices, type Breather } from '../lib/time-slices'
 
 /** One file of an index: its path (UTF-8 bytes), blob id, mode and stage. */
 export interface GitIndexEntry {
@@ -57,10 +58,15 @@ const NAME_MASK = 0xfff
 const BILLION = 1_000_000_000n
 const U32 = 0xffffffffn
 
-/** The files of `root` (HEAD's tree), as git's index lists them: sorted by path bytes. */
+/**
+ * The files of `root` (HEAD's tree), as git's index lists them: sorted by path bytes. Listed in
+ * slices (`breathe`), the loop given back between them: a tree held in memory answers at once,
+ * so listing 20,000 files held the loop for 0.2 to 0.9 s.
+ */
 export async function filesOf(
   store: ObjectStore,
   root: Node,
+  breathe: Breather = timeSlices(),
 ): Promise<Array<{ path: Buffer; oid: string; mode: number }>> {
   const files: Array<{ path: Buffer; oid: string; mode: number }> = []
   const walk = async (node: Node, prefix: string): Promise<void> => {
@@ -69,6 +75,8 @@ export async function filesOf(
       return
     }
     for (const [name, child] of await childrenOf(store, node)) {
+      const pause = breathe()
+      if (pause) await pause
       await walk(child, prefix ? `${prefix}/${name}` : name)
     }
   }
@@ -76,38 +84,65 @@ export async function filesOf(
   return files.sort((a, b) => Buffer.compare(a.path, b.path))
 }
 
+type IndexFile = ReadonlyArray<{ path: Buffer; oid: string; mode: number; stat: IndexStat | null }>
+
 /** An index of `files` (sorted), each with its stat data when known, else zeros. */
-export function serializeGitIndex(
-  files: ReadonlyArray<{ path: Buffer; oid: string; mode: number; stat: IndexStat | null }>,
-): Buffer {
+export function serializeGitIndex(files: IndexFile): Buffer {
+  const out = indexHeader(files)
+  let at = 12
+  for (const file of files) at = writeEntry(out, at, file)
+  return withChecksum(out, at)
+}
+
+/** `serializeGitIndex` in slices (`breathe`): the same bytes, the loop given back between. */
+export async function serializeGitIndexInSlices(
+  files: IndexFile,
+  breathe: Breather,
+): Promise<Buffer> {
+  const out = indexHeader(files)
+  let at = 12
+  for (const file of files) {
+    const pause = breathe()
+    if (pause) await pause
+    at = writeEntry(out, at, file)
+  }
+  return withChecksum(out, at)
+}
+
+function indexHeader(files: IndexFile): Buffer {
   let length = 12 + 20
   for (const file of files) length += entryLength(file.path.byteLength)
   const out = Buffer.alloc(length)
   out.write('DIRC', 0, 'latin1')
   out.writeUInt32BE(2, 4)
   out.writeUInt32BE(files.length, 8)
-  let at = 12
-  for (const { path: name, oid, mode, stat } of files) {
-    if (stat) {
-      const u32 = (value: bigint, offset: number): void => {
-        out.writeUInt32BE(Number(value & U32), at + offset)
-      }
-      u32(stat.ctimeNs / BILLION, 0)
-      u32(stat.ctimeNs % BILLION, 4)
-      u32(stat.mtimeNs / BILLION, 8)
-      u32(stat.mtimeNs % BILLION, 12)
-      u32(stat.dev, 16)
-      u32(stat.ino, 20)
-      u32(stat.uid, 28)
-      u32(stat.gid, 32)
-      u32(stat.size, 36)
+  return out
+}
+
+function writeEntry(out: Buffer, at: number, file: IndexFile[number]): number {
+  const { path: name, oid, mode, stat } = file
+  if (stat) {
+    const u32 = (value: bigint, offset: number): void => {
+      out.writeUInt32BE(Number(value & U32), at + offset)
     }
-    out.writeUInt32BE(mode, at + 24)
-    out.write(oid, at + 40, 'hex')
-    out.writeUInt16BE(Math.min(name.byteLength, NAME_MASK), at + 60)
-    name.copy(out, at + ENTRY_FIXED)
-    at += entryLength(name.byteLength)
+    u32(stat.ctimeNs / BILLION, 0)
+    u32(stat.ctimeNs % BILLION, 4)
+    u32(stat.mtimeNs / BILLION, 8)
+    u32(stat.mtimeNs % BILLION, 12)
+    u32(stat.dev, 16)
+    u32(stat.ino, 20)
+    u32(stat.uid, 28)
+    u32(stat.gid, 32)
+    u32(stat.size, 36)
   }
+  out.writeUInt32BE(mode, at + 24)
+  out.write(oid, at + 40, 'hex')
+  out.writeUInt16BE(Math.min(name.byteLength, NAME_MASK), at + 60)
+  name.copy(out, at + ENTRY_FIXED)
+  return at + entryLength(name.byteLength)
+}
+
+function withChecksum(out: Buffer, at: number): Buffer {
   createHash('sha1').update(out.subarray(0, at)).digest().copy(out, at)
   return out
 }
@@ -232,10 +267,11 @@ export type GitIndexOutcome = 'kept' | 'written' | 'locked'
  * An index made ready off the queue: `main`'s files with their stat data (and the person's
  * staged changes `carryStaged` keeps), or none needed. `head`: the `main` it lists, noted as the
  * next sync's base (`INDEX_BASE`). `found`: the checksum of the index it was made from (null for
- * none that parsed), which must still be there when it is written.
+ * none that parsed), which must still be there when it is written. `bare`: for one kept, its
+ * checksum when it lists `head`'s files alone; for one to write, whether it will.
  */
 export type PreparedIndex =
-  | { readonly kind: 'kept'; readonly head: string }
+  | { readonly kind: 'kept'; readonly head: string; readonly bare: string | null }
   | {
       readonly kind: 'write'
       readonly files: ReadonlyArray<{
@@ -248,29 +284,47 @@ export type PreparedIndex =
       readonly hashed: ReadonlyArray<{ relative: string; stats: Stats; oid: string }>
       readonly head: string
       readonly found: string | null
+      readonly bare: boolean
     }
 
 /**
  * A note beside the index, `history.git/cairn-index-base`: the `main` (a commit id) the index
  * was last made or found to list. A sync compares the index with that commit's files to tell
  * what the person staged with git (`git add`, `git rm --cached`) from what only lags `main`.
+ * A second line, when there is one, is the checksum of the index as it then stood, noted only
+ * when that index listed exactly that commit's files (nothing staged): an index still bearing
+ * it is untouched since, so nothing is staged in it and the commit's files need not be read.
+ * Sample: "3f2a…c1\n9b0e…47\n".
  */
 export const INDEX_BASE = 'cairn-index-base'
 
-function readIndexBase(gitdir: string): string | null {
+interface IndexBase {
+  readonly head: string
+  /** The index's checksum when it listed `head`'s files alone, else null. */
+  readonly bare: string | null
+}
+
+function readIndexBase(gitdir: string): IndexBase | null {
   try {
     const text = readPlainFileOrNull(path.join(gitdir, INDEX_BASE), OWN_FILE_CAP.TINY)
-    const value = text?.toString('latin1').trim() ?? ''
-    return /^[0-9a-f]{40}$/.test(value) ? value : null
+    const [head = '', bare = '', ...rest] = (text?.toString('latin1') ?? '').trim().split('\n')
+    if (!/^[0-9a-f]{40}$/.test(head) || rest.length > 0) return null
+    return { head, bare: /^[0-9a-f]{40}$/.test(bare) ? bare : null }
   } catch {
     return null
   }
 }
 
-function noteIndexBase(gitdir: string, head: string): void {
-  if (readIndexBase(gitdir) === head) return
+// git's `index.skipHash` writes zeros for the checksum: such an index tells no change by it.
+const NO_SUM = '0'.repeat(40)
+
+function noteIndexBase(gitdir: string, head: string, bare: string | null): void {
+  const kept = bare === NO_SUM ? null : bare
+  const now = readIndexBase(gitdir)
+  if (now?.head === head && now.bare === kept) return
   try {
-    disk.writeFileSync(path.join(gitdir, INDEX_BASE), `${head}\n`, { mode: 0o644 })
+    const text = kept === null ? `${head}\n` : `${head}\n${kept}\n`
+    disk.writeFileSync(path.join(gitdir, INDEX_BASE), text, { mode: 0o644 })
   } catch {
     // Without it the next sync keeps no staged change (as before stop 31); nothing else.
   }
@@ -319,14 +373,11 @@ export function carryStaged(
   return out.sort((a, b) => Buffer.compare(a.path, b.path))
 }
 
-// Files between two yields to the event loop while stat data is gathered (an `lstat` each).
-const FILES_PER_TURN = 256
-
 /**
  * The first half of a sync, made OFF the commands' queue (it reads only: `root` is a tree
  * the history no longer changes in place once committed): `main`'s files, and unless the
- * index on disk already lists them, each file's stat data (see `statIfSame`). Yields to the
- * event loop every few hundred files, so a window's requests are not held up by it. Each
+ * index on disk already lists them, each file's stat data (see `statIfSame`). Gives the
+ * event loop back every few milliseconds (`timeSlices`), so a window's requests are not held up by it. Each
  * file's stat data is written only when its content is known to be its blob's (the stat cache
  * trusts it, or it was read and hashed now, unchanged across the read); otherwise zeros, which
  * git takes as "look at the content".
@@ -341,39 +392,49 @@ export async function prepareGitIndex(options: {
   readonly head: string
 }): Promise<PreparedIndex> {
   const { head } = options
-  const files = await filesOf(options.store, options.root)
+  const breathe = timeSlices()
+  const files = await filesOf(options.store, options.root, breathe)
   const found = readIndex(path.join(options.gitdir, 'index'))
-  if (found && listsExactly(found.entries, files)) return { kind: 'kept', head }
+  if (found && listsExactly(found.entries, files)) return { kind: 'kept', head, bare: found.sum }
   const hashed: Array<{ relative: string; stats: Stats; oid: string }> = []
   const withStats: Listed[] = []
-  for (const [i, file] of files.entries()) {
-    if (i > 0 && i % FILES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve))
+  for (const file of files) {
+    const pause = breathe()
+    if (pause) await pause
     const relative = file.path.toString('utf8')
     const stat = statIfSame(options.workRoot, relative, file.oid, options.stats, hashed)
     withStats.push({ ...file, stat })
   }
-  // An index git made whole from a tree (its commit, a `read-tree`) holds nothing staged.
-  const staged = found && found.rootTree === null ? found.entries : null
+  // An index git made whole from a tree (its commit, a `read-tree`) holds nothing staged; nor
+  // does one untouched since it was noted listing the base's files alone (its checksum the
+  // note's), which spares reading the base's whole tree after each of Cairn's own commits.
+  const base = readIndexBase(options.gitdir)
+  const untouched = found !== null && base?.bare != null && found.sum === base.bare
+  const staged = found && found.rootTree === null && !untouched ? found.entries : null
   const listed = carryStaged(
     staged,
-    staged && (await baseFiles(options.store, options.gitdir, head)),
+    staged && base && (await baseFiles(options.store, base.head, head, breathe)),
     withStats,
   )
-  if (found && listsExactly(found.entries, listed)) return { kind: 'kept', head }
-  return { kind: 'write', files: listed, hashed, head, found: found?.sum ?? null }
+  // `carryStaged` hands `main`'s own entries back when it keeps nothing of the person's.
+  const bare = listed.length === withStats.length && listed.every((f, i) => f === withStats[i])
+  if (found && listsExactly(found.entries, listed)) {
+    return { kind: 'kept', head, bare: bare ? found.sum : null }
+  }
+  return { kind: 'write', files: listed, hashed, head, found: found?.sum ?? null, bare }
 }
 
 // The files of the commit the index was last made to list (`INDEX_BASE`), or null when there is
 // none to compare with (no note, `main` itself, a commit that cannot be read).
 async function baseFiles(
   store: ObjectStore,
-  gitdir: string,
+  base: string,
   head: string,
+  breathe: Breather,
 ): Promise<Array<{ path: Buffer; oid: string; mode: number }> | null> {
-  const base = readIndexBase(gitdir)
-  if (base === null || base === head) return null
+  if (base === head) return null
   try {
-    return await filesOf(store, treeFromOid((await store.readCommit(base)).tree))
+    return await filesOf(store, treeFromOid((await store.readCommit(base)).tree), breathe)
   } catch {
     return null
   }
@@ -394,20 +455,24 @@ function readIndex(
 }
 
 /**
- * The second half, synchronous, made while the queue is idle (`main` as it was prepared for):
- * takes git's lock, looks at the index once more under it (git may have written one that
- * lists `main` meanwhile) and writes the prepared one over it. Throws what the disk throws; the lock it took is then
- * removed.
+ * The second half, started while the queue is idle (`main` as it was prepared for): takes
+ * git's lock, looks at the index once more under it (git may have written one that lists
+ * `main` meanwhile) and writes the prepared one over it. The lock is taken and the index looked
+ * at synchronously; the bytes are then made in slices and written and renamed with async I/O
+ * (20,000 files held the loop for a second): git waits on its lock meanwhile, and a command
+ * that moves `main` meanwhile only leaves the index lagging until the next sync. Throws what
+ * the disk throws; the lock it took is then removed.
  */
-export function writeGitIndex(
+export async function writeGitIndex(
   gitdir: string,
   prepared: PreparedIndex,
   stats?: StatCache,
   /** Told when a lock a gone git left was removed (git-lock-left.ts), to log it. */
   removedLeftLock?: () => void,
-): GitIndexOutcome {
+  breathe: Breather = timeSlices(),
+): Promise<GitIndexOutcome> {
   if (prepared.kind === 'kept') {
-    noteIndexBase(gitdir, prepared.head)
+    noteIndexBase(gitdir, prepared.head, prepared.bare)
     return 'kept'
   }
   const indexFile = path.join(gitdir, 'index')
@@ -428,19 +493,26 @@ export function writeGitIndex(
   try {
     const now = readIndex(indexFile)
     if (now && listsExactly(now.entries, prepared.files)) {
-      noteIndexBase(gitdir, prepared.head)
+      noteIndexBase(gitdir, prepared.head, prepared.bare ? now.sum : null)
       return 'kept'
     }
     // git changed the index since it was read (a `git add` meanwhile): what the person staged
     // then would be written over. Made again from it at the next try.
     if ((now?.sum ?? null) !== prepared.found) return 'locked'
-    disk.writeSync(fd, serializeGitIndex(prepared.files))
-    disk.closeSync(fd)
-    fd = -1
-    disk.renameSync(lockFile, indexFile)
-    renamed = true
-    noteIndexBase(gitdir, prepared.head)
+    // Recorded before the first await, as the queue left them: a command may write the same
+    // files while the bytes are written.
     for (const { relative, stats: seen, oid } of prepared.hashed) stats?.record(relative, seen, oid)
+    const bytes = await serializeGitIndexInSlices(prepared.files, breathe)
+    for (let at = 0; at < bytes.byteLength;) {
+      at += await disk.write(fd, bytes.subarray(at), at)
+    }
+    const closing = fd
+    fd = -1
+    await disk.promises.close(closing)
+    await disk.promises.rename(lockFile, indexFile)
+    renamed = true
+    const sum = bytes.toString('hex', bytes.byteLength - 20)
+    noteIndexBase(gitdir, prepared.head, prepared.bare ? sum : null)
     return 'written'
   } finally {
     if (fd >= 0) disk.closeSync(fd)
@@ -535,7 +607,7 @@ export function createGitIndexKeeper(options: {
    */
   readonly prepare: (head: string) => Promise<PreparedIndex>
   /** `writeGitIndex` of what `prepare` made; with the queue idle, `main` unchanged since. */
-  readonly write: (prepared: PreparedIndex) => GitIndexOutcome
+  readonly write: (prepared: PreparedIndex) => Promise<GitIndexOutcome>
   readonly warn: (message: string, error: unknown) => void
   readonly idleMs?: number
 }): GitIndexKeeper {
@@ -556,42 +628,52 @@ export function createGitIndexKeeper(options: {
 
   // Called with the queue idle, so `main` and its tree are not mid-commit: they are read
   // together, the files' stat data gathered off the queue, and the index written only if
-  // `main` did not move meanwhile. The write is synchronous and made while the queue is idle,
-  // so no change can run during it; it is not queued, which would stop maintenance's removal
-  // of loose files (it yields to every queued task). A busy queue puts it off.
+  // `main` did not move meanwhile. The write starts while the queue is idle; a change that runs
+  // while its bytes are made and written leaves it lagging, and that change's `changed()` syncs
+  // again after it. It is not queued, which would stop maintenance's removal of loose files (it
+  // yields to every queued task). A busy queue puts it off.
   async function attempt(): Promise<GitIndexOutcome | 'same' | 'moved'> {
     const head = options.head()
     if (head === null || head === synced) return 'same'
     const prepared = await options.prepare(head)
     if (options.queue.busy() || options.head() !== head) return 'moved'
     if (head === synced) return 'same'
-    const outcome = options.write(prepared)
+    const outcome = await options.write(prepared)
     if (outcome !== 'locked') synced = head
     return outcome
   }
 
+  let inFlight = false
   function fire(): void {
     timer = null
     if (closed) return
+    // One sync at a time: a second would meet the first's lock and take it for git's.
+    if (inFlight) {
+      schedule(idleMs)
+      return
+    }
     const quietFor = performance.now() - options.queue.lastActive()
     if (options.queue.busy() || quietFor < idleMs) {
       schedule(options.queue.busy() ? idleMs : idleMs - quietFor)
       return
     }
-    const done = attempt().then(
-      (outcome) => {
-        if (outcome === 'locked') {
-          // git holds its lock (or left it a moment ago): tried again, less and less often.
-          schedule(retryMs)
-          retryMs = Math.min(retryMs * 2, LOCKED_RETRY_MAX_MS)
-        } else {
-          retryMs = idleMs
-          // Moved while the stat data was gathered: the change that moved it scheduled the next.
-          if (outcome === 'moved') schedule(idleMs)
-        }
-      },
-      (error: unknown) => options.warn('Could not update the git index of the history', error),
-    )
+    inFlight = true
+    const done = attempt()
+      .finally(() => (inFlight = false))
+      .then(
+        (outcome) => {
+          if (outcome === 'locked') {
+            // git holds its lock (or left it a moment ago): tried again, less and less often.
+            schedule(retryMs)
+            retryMs = Math.min(retryMs * 2, LOCKED_RETRY_MAX_MS)
+          } else {
+            retryMs = idleMs
+            // Moved while the stat data was gathered: the change that moved it scheduled the next.
+            if (outcome === 'moved') schedule(idleMs)
+          }
+        },
+        (error: unknown) => options.warn('Could not update the git index of the history', error),
+      )
     running = done
   }
 

@@ -27,6 +27,7 @@ import {
   type TreeNode,
 } from './tree-state'
 import type { StatCache } from './stat-cache'
+import { createOwnWrites, type OwnWrites } from './own-writes'
 import { takenOverError } from '../lib/instance-lock'
 import type { Logger } from '../lib/logger'
 import { mendUnreadTrees, type UnreadTree } from './head-match'
@@ -121,6 +122,8 @@ export interface Repo extends RepoView {
   readonly gitdir: string
   /** What the folder's files looked like when last hashed (and the folder's totals). */
   readonly stats: StatCache
+  /** The files Cairn's own commands wrote last, by the stat they left (own-writes.ts). */
+  readonly ownWrites: OwnWrites
   /**
    * Reads `paths` (relative; `'all'` for the whole folder) from disk into the tree and, when
    * the tree changed, commits it. Returns the new entry, or null when nothing changed.
@@ -388,12 +391,17 @@ export function createRepo(options: {
    * it, as it would any file just written, and no `fstat` is spent on them.
    */
   let keepOld: ((entry: string) => void) | undefined
+  const ownWrites = createOwnWrites(workRoot)
   function publishStaged(staged: StagedChange | undefined, node: Node | null): void {
     if (!staged) return
     staged.write.publish(keepOld)
     if (node?.kind === 'blob') {
       stats.recordWritten(staged.relative, staged.write.content.byteLength, node.oid)
-    } else stats.forget(staged.relative)
+      ownWrites.noteWritten(staged.relative)
+    } else {
+      stats.forget(staged.relative)
+      ownWrites.forget(staged.relative)
+    }
   }
 
   // The flushes of one round: a staged write's own failure fails the write (nothing changed:
@@ -554,6 +562,7 @@ export function createRepo(options: {
       return index
     },
     stats,
+    ownWrites,
     head: () => head,
     root: () => root,
     entry: (oid) => index.find(oid),

@@ -412,7 +412,7 @@ async function openLocked(
         stats: repo.stats,
         head,
       }),
-    write: (prepared) => {
+    write: async (prepared) => {
       try {
         lock.assertHeld()
       } catch {
@@ -1331,6 +1331,30 @@ async function openLocked(
   // Events for Cairn's own writes come too, after their commit: the rescan of those paths
   // finds them equal to HEAD and commits nothing.
   let watcher: FolderWatcher | null = null
+
+  /**
+   * Whether every path the watcher reports is Cairn's own last write, still as it left it and
+   * still equal to `HEAD`: then there is nothing to save, and no change is run for it (a change
+   * moves the change stamp, and every sliced walk it ran through is made again). The content
+   * is compared, not only the stat: a person's edit in the same clock tick, of the same size,
+   * can keep the stat Cairn's write left. Compared in a read of the queue, which leaves the
+   * stamp alone; anything owed, or anything that differs, goes the whole way.
+   */
+  async function onlyOwnWrites(touched: TouchedPaths): Promise<boolean> {
+    if (touched === 'all' || touched.length === 0) return false
+    const paths = touched
+    const own = () =>
+      !resync && unrecorded.length === 0 && paths.every((p) => repo.ownWrites.isOwn(p))
+    if (!own()) return false
+    return runIn('reads')(async () => {
+      if (closed || !own()) return false
+      try {
+        return !(await differsFromHead(repo, outermost(paths)))
+      } catch {
+        return false
+      }
+    })
+  }
   /** Watches the memory folder (again: a folder made anew is another folder to watch). */
   function watchMemoryFolder(): void {
     if (options.watch === false || closed) return
@@ -1339,19 +1363,27 @@ async function openLocked(
       debounceMs: typeof options.watch === 'object' ? options.watch.debounceMs : WATCH_DEBOUNCE_MS,
       logger,
       // An edit the watcher has seen and not saved yet moves the change stamp (by two: a change
-      // running stays odd), so a sliced read it ran through is made again.
-      onSeen: () => {
-        stamp += 2
+      // running stays odd), so a sliced read it ran through is made again. The event of
+      // Cairn's own write (its file still exactly as the write left it) does not: the meter
+      // asked after each commit walked a big folder two or three times for it.
+      onSeen: (relative) => {
+        if (relative === null || !repo.ownWrites.isOwn(relative)) stamp += 2
       },
       onChanges: (touched) => {
         if (closed) return
-        exclusive(
-          async () => undefined,
-          () => touched,
-        ).catch((error: unknown) =>
-          // The next change (or the next start) saves them: nothing is lost, only later.
-          warnUnsaved('Could not save edits made outside Cairn to the history', error),
-        )
+        onlyOwnWrites(touched)
+          .then((own) =>
+            own
+              ? undefined
+              : exclusive(
+                  async () => undefined,
+                  () => touched,
+                ),
+          )
+          .catch((error: unknown) =>
+            // The next change (or the next start) saves them: nothing is lost, only later.
+            warnUnsaved('Could not save edits made outside Cairn to the history', error),
+          )
       },
     })
   }

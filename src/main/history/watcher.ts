@@ -24,9 +24,10 @@ export interface WatchOptions {
   readonly onChanges: (paths: TouchedPaths) => void
   /**
    * Told at once of each event kept (before the debounce): a whole-folder read made meanwhile
-   * in slices knows the folder moved under it (the memory's change stamp).
+   * in slices knows the folder moved under it (the memory's change stamp). `relative` as in
+   * `onChanges`, null for "somewhere".
    */
-  readonly onSeen?: () => void
+  readonly onSeen?: (relative: string | null) => void
   /** Where a failing report or a watch the platform dropped is told. */
   readonly logger: Logger
 }
@@ -64,7 +65,7 @@ export function watchFolder(root: string, options: WatchOptions): FolderWatcher 
     if (relative === null) everything = true
     else if (relative.split('/').some(isUntracked)) return
     else pending.add(relative)
-    options.onSeen?.()
+    options.onSeen?.(relative)
     if (timer) clearTimeout(timer)
     timer = setTimeout(flush, options.debounceMs)
     timer.unref()
