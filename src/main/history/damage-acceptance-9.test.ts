@@ -1,5 +1,4 @@
 import { spawnSync } from 'node:child_process'
-import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -13,6 +12,7 @@ import {
   folderFiles,
   indexDirIn,
   leftoverTempFiles,
+  treeHash,
   CLAUDE,
 } from './test-helpers'
 
@@ -75,23 +75,6 @@ function flipBit(file: string, at = 0.5): void {
   const i = Math.min(bytes.length - 1, Math.floor(bytes.length * at))
   bytes[i] = bytes[i]! ^ 0x10
   fs.writeFileSync(file, bytes)
-}
-
-/** A hash of everything under `dir` (names, kinds, contents, link targets). */
-function treeHash(dir: string): string {
-  const hash = createHash('sha256')
-  const walk = (d: string, rel: string) => {
-    for (const name of fs.readdirSync(d).sort()) {
-      const full = path.join(d, name)
-      const stat = fs.lstatSync(full)
-      hash.update(`${rel}/${name}:${stat.mode}:`)
-      if (stat.isSymbolicLink()) hash.update(fs.readlinkSync(full))
-      else if (stat.isDirectory()) walk(full, `${rel}/${name}`)
-      else hash.update(fs.readFileSync(full))
-    }
-  }
-  walk(dir, '')
-  return hash.digest('hex')
 }
 
 /** A folder outside the data folder holding what a link may point at. */

@@ -1,12 +1,11 @@
 import { execFileSync, spawnSync } from 'node:child_process'
-import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createRecordingLogger } from '../lib/logger'
 import { openVersionedMemory, type VersionedMemory } from './index'
-import { gitCli, leftoverTempFiles, CLAUDE } from './test-helpers'
+import { gitCli, leftoverTempFiles, treeHash, CLAUDE } from './test-helpers'
 
 // An independent acceptance check of issue #9 ("nothing escapes"): a memory folder made
 // hostile by another program before Cairn opens it (links to a file and a folder outside,
@@ -32,22 +31,6 @@ afterEach(async () => {
   memory = null
   fs.rmSync(scratch, { recursive: true, force: true })
 })
-
-function treeHash(dir: string): string {
-  const hash = createHash('sha256')
-  const walk = (d: string, rel: string) => {
-    for (const name of fs.readdirSync(d).sort()) {
-      const full = path.join(d, name)
-      const stat = fs.lstatSync(full)
-      hash.update(`${rel}/${name}:${stat.mode}:${stat.size}:`)
-      if (stat.isSymbolicLink()) hash.update(fs.readlinkSync(full))
-      else if (stat.isDirectory()) walk(full, `${rel}/${name}`)
-      else hash.update(fs.readFileSync(full))
-    }
-  }
-  walk(dir, '')
-  return hash.digest('hex')
-}
 
 function makeHostileFolder(): void {
   const root = path.join(dataDir, 'memories')
