@@ -105,6 +105,8 @@ function flipInPack(s: Seeded, oid: string): void {
 
 interface Damage {
   readonly name: string
+  /** The history cannot be read at all: set aside whole and started again from the files. */
+  readonly setAside?: true
   /** A maintenance pass is refused (it would write and remove outside the data folder). */
   readonly passRefused?: true
   /** Applies the damage; returns the id of an old object lost for good, if any. */
@@ -210,6 +212,8 @@ const DAMAGES: ReadonlyArray<Damage> = [
   },
   {
     name: 'a pack index zeroed (git gc)',
+    // Its pack, unindexed, is kept aside in cairn-damaged/ (git index-pack can index it again).
+    setAside: true,
     apply: (s) => {
       gitCli(s.dataDir, 'gc', '--quiet', '--prune=now')
       const dir = path.join(gitdir(s), 'objects', 'pack')
@@ -231,6 +235,35 @@ const DAMAGES: ReadonlyArray<Damage> = [
       fs.cpSync(dir, target, { recursive: true })
       fs.rmSync(dir, { recursive: true })
       fs.symlinkSync(target, dir)
+    },
+  },
+  {
+    name: 'the pack file replaced by a folder (git gc)',
+    setAside: true,
+    apply: (s) => {
+      gitCli(s.dataDir, 'gc', '--quiet', '--prune=now')
+      const dir = path.join(gitdir(s), 'objects', 'pack')
+      const pack = path.join(
+        dir,
+        fs.readdirSync(dir).find((n) => n.endsWith('.pack'))!,
+      )
+      fs.rmSync(pack)
+      fs.mkdirSync(pack)
+    },
+  },
+  {
+    name: 'the pack index a link to a copy outside (git gc)',
+    apply: (s) => {
+      gitCli(s.dataDir, 'gc', '--quiet', '--prune=now')
+      const dir = path.join(gitdir(s), 'objects', 'pack')
+      const idx = path.join(
+        dir,
+        fs.readdirSync(dir).find((n) => n.endsWith('.idx'))!,
+      )
+      const target = path.join(outsideFolder('idx', {}), path.basename(idx))
+      fs.copyFileSync(idx, target)
+      fs.rmSync(idx)
+      fs.symlinkSync(target, idx)
     },
   },
   {
@@ -269,6 +302,15 @@ async function check(damage: Damage): Promise<void> {
       throw error
     })
     if (memory.recovery) expectNoHostPath(memory.recovery.message, s)
+    const aside = fs.readdirSync(s.dataDir).filter((name) => name.startsWith('history.git.'))
+    if (damage.setAside) {
+      // Nothing left to find a commit in: set aside whole, never destroyed, and said so.
+      expect(memory.recovery?.kind, damage.name).toBe('history-rebuilt')
+      expect(aside, damage.name).toHaveLength(1)
+      expect(fs.existsSync(path.join(s.dataDir, aside[0]!, 'objects', 'pack'))).toBe(true)
+    } else {
+      expect(aside, damage.name).toEqual([])
+    }
     expect(await folderFiles(s.dataDir), damage.name).toEqual(before)
     expect(headFiles(s.dataDir), damage.name).toEqual(before)
     for (const [name, text] of before) {
