@@ -267,10 +267,6 @@ const DAMAGES: ReadonlyArray<Damage> = [
     },
   },
   {
-    name: 'a folder at packed-refs',
-    apply: (s) => fs.mkdirSync(path.join(gitdir(s), 'packed-refs')),
-  },
-  {
     name: 'a folder at cairn-index-base',
     apply: (s) => {
       fs.rmSync(path.join(gitdir(s), 'cairn-index-base'), { force: true })
@@ -283,13 +279,6 @@ const DAMAGES: ReadonlyArray<Damage> = [
       const folder = path.dirname(objectFile(s, rev(s, 'main:old.md')))
       fs.rmSync(folder, { recursive: true })
       fs.writeFileSync(folder, 'not a folder')
-    },
-  },
-  {
-    name: 'a file where objects/pack belongs',
-    apply: (s) => {
-      fs.rmSync(path.join(gitdir(s), 'objects', 'pack'), { recursive: true })
-      fs.writeFileSync(path.join(gitdir(s), 'objects', 'pack'), 'not a folder')
     },
   },
   {

@@ -645,15 +645,6 @@ function repairLayout(gitdir: string): void {
 function repairConfig(gitdir: string): void {
   const file = path.join(gitdir, 'config')
   moveAsideUnlessFile(gitdir, 'config')
-  // Likewise `packed-refs`, which Cairn reads only as a plain file: git refuses every command
-  // on a repository with a folder there (probe32b); one that is not a file is kept aside.
-  moveAsideUnlessFile(gitdir, 'packed-refs')
-  // And a file at `objects/pack` ("unable to open object pack directory"; every pass failed
-  // on it). A link there is read through, never moved: its packs may be the history.
-  const packs = disk.lstatIfThere(path.join(gitdir, 'objects', 'pack'))
-  if (packs && !packs.isDirectory() && !packs.isSymbolicLink()) {
-    moveAsideInGitdir(gitdir, 'objects/pack')
-  }
   let text: string
   try {
     text = readPlainFile(file, OWN_FILE_CAP.SMALL).toString('utf8')
