@@ -890,7 +890,10 @@ describe('open when the folder is exactly HEAD', () => {
     fsck(dataDir)
   })
 
-  it('takes a loose blob it can neither read nor write again as lost, and commits all the same', async () => {
+  // A folder in the loose blob's place was once "neither read nor written again" (no rename
+  // replaces a folder), so the blob was lost; since probe32b the folder is moved into
+  // cairn-damaged/ and the blob written again from the file. The lost path: the tests above.
+  it('writes again a loose blob with a folder in its place, the folder kept aside, and commits all the same', async () => {
     const blob = await seedStampedThenDamage((file) => {
       rmSync(file, { force: true })
       mkdirSync(path.join(file, 'inside'), { recursive: true })
@@ -902,10 +905,13 @@ describe('open when the folder is exactly HEAD', () => {
     await repo.commit(['top.md'], intent)
     await put(dataDir, 'top.md', 'top, changed again')
     await repo.commit(['top.md'], intent)
-    expect(found).toEqual([{ trees: 0, repaired: [], lost: ['a/deep/c.md'] }])
+    expect(found).toEqual([{ trees: 0, repaired: ['a/deep/c.md'], lost: [] }])
     await close(repo)
     expect(gitCli(dataDir, 'show', 'main:top.md')).toBe('top, changed again')
-    expect(() => gitCli(dataDir, 'cat-file', '-p', blob)).toThrow()
+    expectBlobIsFile(blob, 'a/deep/c.md')
+    const kept = readdirSync(path.join(dataDir, 'history.git', 'cairn-damaged'))
+    expect(kept.some((name) => name.startsWith(`object-${blob}`))).toBe(true)
+    fsck(dataDir)
   })
 
   it('checks before an export reads the objects: a ZIP right after open holds the file', async () => {

@@ -279,6 +279,11 @@ export class IndexFile {
   static open(dir: string): IndexFile {
     let format: string
     try {
+      // The folder itself a link (to a folder outside, say): damage, rebuilt in its place, never
+      // opened through, or every append would land outside the data folder (probe32b).
+      if (disk.lstatSync(dir).isSymbolicLink()) {
+        throw Object.assign(new Error('index folder is a link'), { code: 'ELOOP' })
+      }
       // Never through a link nor from a fifo or a device (read by name, a fifo with no
       // writer held every open forever: rprobe28n).
       format = readPlainFile(path.join(dir, 'format'), OWN_FILE_CAP.SMALL).toString('utf8')

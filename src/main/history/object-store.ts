@@ -7,7 +7,6 @@ import {
   disk,
   exists,
   isCode,
-  listNames,
   makeFolders,
   OPEN,
   readPlainFile,
@@ -38,6 +37,7 @@ import {
   type RenameIntent,
   type StoredRecord,
 } from './objects/object-log'
+import { moveIntoDamaged } from './objects/damaged-folder'
 import { adler32 } from './objects/stored-zlib'
 import { entryNameAt, treeModeAt } from './objects/tree-entry'
 
@@ -319,11 +319,14 @@ export function createObjectStore(gitdir: string): ObjectStore {
     if (!knownDirs) {
       knownDirs = new Set()
       try {
-        for (const name of listNames(objectsDir)) {
-          // Another instance's spare files (see `makeSpares`), which a kill or a power cut
-          // left: this store has made none yet (it makes them after its first write).
-          if (name.startsWith(SPARE_PREFIX)) unlinkQuietly(path.join(objectsDir, name))
-          else knownDirs.add(path.join(objectsDir, name))
+        // Real folders only: a link in a folder's place (to a folder outside, say) is never
+        // written through; its first write moves it aside (`makeObjectDir`, probe32b). Another
+        // instance's spare files (see `makeSpares`), which a kill or a power cut left, are
+        // removed: this store has made none yet (it makes them after its first write).
+        for (const dirent of disk.readdirSync(objectsDir)) {
+          if (dirent.name.startsWith(SPARE_PREFIX))
+            unlinkQuietly(path.join(objectsDir, dirent.name))
+          else if (dirent.isDirectory()) knownDirs.add(path.join(objectsDir, dirent.name))
         }
       } catch {
         // Each folder is then asked for by its `mkdir`, as before any listing.
@@ -373,10 +376,12 @@ export function createObjectStore(gitdir: string): ObjectStore {
           disk.mkdirSync(dir, 0o755)
           newDirs = true
         } catch (error) {
-          // Made meanwhile (maintenance's renewal, a command): known. Anything else (objects/
+          // Made meanwhile (maintenance's renewal, a command): known once it is a real folder
+          // (anything else there, a link, is its writer's to move aside). Anything else (objects/
           // gone, a full disk, a refusal) ends the making quietly: a writer makes its folder
           // when it needs it, and says why when it cannot.
           if (!isCode(error, 'EEXIST')) return
+          if (!disk.lstatIfThere(dir)?.isDirectory()) return later()
         }
         known.add(dir)
       }
@@ -430,7 +435,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
       makeObjectDir(dir)
       knownDirs!.add(dir)
     }
-    const fd = writeThroughSpare(data, file) ?? writeThroughTemp(data, dir, file)
+    const fd = writeThroughSpare(data, file) ?? writeThroughTemp(data, oid, dir, file)
     written++
     unflushed.push({ fd, oid, file, dir, stored: data })
     if (unflushed.length >= MAX_UNFLUSHED) await flush()
@@ -457,7 +462,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     }
   }
 
-  function writeThroughTemp(data: Buffer, dir: string, file: string): number {
+  function writeThroughTemp(data: Buffer, oid: string, dir: string, file: string): number {
     const temp = `${dir}${path.sep}tmp_obj_${tempSuffix()}`
     let fd: number | null = null
     try {
@@ -472,7 +477,15 @@ export function createObjectStore(gitdir: string): ObjectStore {
       }
       disk.writeFileSync(fd, data)
       // Renamed over a damaged file of the same name, if there is one.
-      disk.renameSync(temp, file)
+      try {
+        disk.renameSync(temp, file)
+      } catch (error) {
+        // A folder in its place, which no rename replaces: kept aside in cairn-damaged/, then
+        // the object put there, or every open failed on it as "unexpected" (probe32b).
+        if (!isCode(error, 'EISDIR') && !isCode(error, 'ENOTEMPTY')) throw error
+        moveIntoDamaged(gitdir, file, `object-${oid}-${Date.now()}`)
+        disk.renameSync(temp, file)
+      }
       return fd
     } catch (error) {
       if (fd !== null) closeQuietly(fd)
@@ -537,6 +550,12 @@ export function createObjectStore(gitdir: string): ObjectStore {
       newDirs = true
     } catch (error) {
       if (!isCode(error, 'EEXIST')) throw error
+      // Something Cairn never makes in a folder's place (a link to a folder outside, a file):
+      // kept aside in cairn-damaged/, never written through, and the folder made (probe32b).
+      if (disk.lstatIfThere(dir)?.isDirectory() ?? true) return
+      moveIntoDamaged(gitdir, dir, `objects-${path.basename(dir)}-${Date.now()}`)
+      disk.mkdirSync(dir, 0o755)
+      newDirs = true
     }
   }
 
@@ -686,7 +705,14 @@ export function createObjectStore(gitdir: string): ObjectStore {
   }
 
   function looseStat(oid: string): Stats | null {
-    return disk.lstatIfThere(db.loosePath(oid)) ?? null
+    try {
+      return disk.lstatIfThere(db.loosePath(oid)) ?? null
+    } catch (error) {
+      // A file where its folder belongs: no loose copy (as `readLoose` reads it), which the
+      // write that mends it moves aside; not an open that fails on it every time (probe32b).
+      if (isCode(error, 'ENOTDIR')) return null
+      throw error
+    }
   }
 
   // The reader's damage becomes the history's; the disk's own errors pass on as they are.

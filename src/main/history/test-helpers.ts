@@ -1,6 +1,14 @@
 import { execFileSync, spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { lstatSync, readdirSync, readlinkSync, statfsSync, statSync, writeFileSync } from 'node:fs'
+import {
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  statfsSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import { mkdir, mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -898,4 +906,24 @@ export function gateAt(at: number): {
     release,
     reads: () => reads,
   }
+}
+
+/**
+ * One hash of everything under `dir`: names, modes, sizes, contents, link targets (never
+ * followed). For "nothing outside the data folder changed".
+ */
+export function treeHash(dir: string): string {
+  const hash = createHash('sha256')
+  const walk = (at: string, rel: string) => {
+    for (const name of readdirSync(at).sort()) {
+      const full = path.join(at, name)
+      const stat = lstatSync(full)
+      hash.update(`${rel}/${name}:${stat.mode}:${stat.size}:`)
+      if (stat.isSymbolicLink()) hash.update(readlinkSync(full))
+      else if (stat.isDirectory()) walk(full, `${rel}/${name}`)
+      else hash.update(readFileSync(full))
+    }
+  }
+  walk(dir, '')
+  return hash.digest('hex')
 }

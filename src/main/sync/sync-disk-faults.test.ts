@@ -6,10 +6,9 @@
 import { describe, expect, it } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { errnoError, hookDisk, type DiskCall } from '../lib/disk-hooks'
-import { expectSound, type Machine, useSyncServer } from './test-support'
+import { divergedMachines, expectSound, useSyncServer } from './test-support'
 
 const sync = useSyncServer()
-const { machine } = sync
 
 /** Runs `task` with the first call `matches` accepts failing with `code`; true if one did. */
 async function failingOnce<T>(
@@ -32,21 +31,7 @@ async function failingOnce<T>(
   }
 }
 
-/** Two machines whose histories diverged: the desktop's next sync fetches a pack and merges. */
-async function diverged(): Promise<{ repo: string; laptop: Machine; desktop: Machine }> {
-  const repo = sync.newRepo('faults')
-  const laptop = await machine('laptop')
-  const desktop = await machine('desktop')
-  await laptop.write('prefs.md', 'Editor: Vim\n\nkeep\n\nTheme: light\n')
-  await laptop.connect(sync.server, repo)
-  await laptop.sync()
-  await desktop.connect(sync.server, repo)
-  await desktop.sync()
-  await laptop.write('prefs.md', 'Editor: Zed\n\nkeep\n\nTheme: light\n')
-  await laptop.sync()
-  await desktop.write('prefs.md', 'Editor: Vim\n\nkeep\n\nTheme: dark\n')
-  return { repo, laptop, desktop }
-}
+const diverged = () => divergedMachines(sync, 'faults')
 
 const fetchedPack = (call: DiskCall) =>
   typeof call.args[0] === 'string' && /[\\/]pack-[0-9a-f]+\.(pack|idx)$/.test(call.args[0])

@@ -356,3 +356,26 @@ export function dialogHost(): HostActions & { answer(path: string | null): void 
     noteUnsaved: () => undefined,
   }
 }
+
+/**
+ * Two machines whose histories diverged on one file (`prefs.md`: the laptop's editor, the
+ * desktop's theme, synced apart): the desktop's next sync fetches a pack and merges, to
+ * "Editor: Zed … Theme: dark". The start of the disk-fault tests of a sync.
+ */
+export async function divergedMachines(
+  sync: SyncServer,
+  prefix: string,
+): Promise<{ repo: string; laptop: Machine; desktop: Machine }> {
+  const repo = sync.newRepo(prefix)
+  const laptop = await sync.machine('laptop')
+  const desktop = await sync.machine('desktop')
+  await laptop.write('prefs.md', 'Editor: Vim\n\nkeep\n\nTheme: light\n')
+  await laptop.connect(sync.server, repo)
+  await laptop.sync()
+  await desktop.connect(sync.server, repo)
+  await desktop.sync()
+  await laptop.write('prefs.md', 'Editor: Zed\n\nkeep\n\nTheme: light\n')
+  await laptop.sync()
+  await desktop.write('prefs.md', 'Editor: Vim\n\nkeep\n\nTheme: dark\n')
+  return { repo, laptop, desktop }
+}

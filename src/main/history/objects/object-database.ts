@@ -10,6 +10,7 @@ import {
   closeQuietly,
   disk,
   exists,
+  isCode,
   isMissing,
   isNotPlainFile,
   listNames,
@@ -555,7 +556,15 @@ export class ObjectDatabase {
       // from there, without an `fstat` and a buffer of their own (81 objects at open). A file
       // that fills it is read again whole, by `readPlainFile` (a device such as /dev/zero in
       // its place would never end).
-      const got = readUpTo(fd, scratch)
+      let got: number
+      try {
+        got = readUpTo(fd, scratch)
+      } catch (error) {
+        // A folder in its place opens (read-only) and fails its read: damage, not a disk that
+        // fails, or every open of the history failed on it as "unexpected" (probe32b).
+        if (isCode(error, 'EISDIR')) throw new DamagedObjectError(oid, 'not a file')
+        throw error
+      }
       if (got < scratch.length) stored = scratch.subarray(0, got)
       else {
         try {

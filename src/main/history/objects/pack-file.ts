@@ -91,9 +91,14 @@ export class PackFile {
   ) {}
 
   static open(file: string, cache: ObjectCache): PackFile {
-    const fd = disk.openSync(file, OPEN.READ)
+    // Never waiting on a fifo in its place (O_NONBLOCK: no effect on a plain file).
+    const fd = disk.openSync(file, OPEN.READ | OPEN.NONBLOCK)
     try {
-      const size = disk.fstatSync(fd).size
+      const stats = disk.fstatSync(fd)
+      // A folder (or a fifo, a device) where the pack belongs is no pack: left out as a damaged
+      // one is, not an EISDIR that failed every open as "unexpected" (probe32b).
+      if (!stats.isFile()) throw new PackError('not a pack file')
+      const size = stats.size
       const head = Buffer.alloc(12)
       if (disk.readSync(fd, head, 0, 12, 0) !== 12 || head.toString('latin1', 0, 4) !== 'PACK') {
         throw new PackError('not a pack file')

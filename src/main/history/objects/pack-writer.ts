@@ -145,6 +145,11 @@ export class PackWriter {
   /** Starts a pack in `dir` (the repository's `objects/pack`). */
   static create(dir: string): PackWriter {
     makeFolders(dir, 0o755)
+    // Never written through a link (to a folder outside the data folder, say): the pass, and
+    // the removals of the packs it folds, would land there (probe32b). Read, never written.
+    if (!disk.lstatSync(dir).isDirectory()) {
+      throw new Error('objects/pack is not a folder (a link?): no pack is written through it')
+    }
     const temp = path.join(dir, `tmp_pack_${randomBytes(8).toString('hex')}`)
     const fd = disk.openSync(temp, OPEN.READ_WRITE_NEW, 0o444)
     const writer = new PackWriter(dir, temp, fd)
