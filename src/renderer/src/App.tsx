@@ -18,6 +18,9 @@ import { useTheme } from './features/settings/use-theme'
 import { SyncProvider, useSync } from './features/sync/sync-context'
 import { SyncIndicator } from './features/sync/SyncIndicator'
 import { FollowIndicator } from './features/history/FollowIndicator'
+// Settings' field styles stay with the first screen's: the sync dialogs use them too, and may open
+// (lazily, below) before Settings ever has.
+import './features/settings/settings.css'
 
 // The full history view (timeline, diffs, blame, search) is not part of the first screen: its
 // code loads the first time it opens, as the side pane's history tab does.

@@ -1,8 +1,6 @@
 import { useId, type ReactNode } from 'react'
 import { icons } from '../../components/icons'
 import { useModalDialog } from '../../lib/use-modal-dialog'
-// The dialogs' fields use Settings' field styles, and may open before Settings ever has.
-import '../settings/settings.css'
 
 /**
  * The frame of sync's dialogs: a native modal `<dialog>` (focus kept inside, Escape closes
