@@ -58,6 +58,30 @@ export async function bundleSizes(outDir: string): Promise<BundleSizes> {
   }
 }
 
+/**
+ * The source modules each built file was made from, read from its source map (a build with
+ * `--sourcemap`): paths relative to `root` (the repository), `node_modules/<package>/…` for
+ * libraries.
+ */
+export async function bundleSources(
+  outDir: string,
+  files: ReadonlyArray<BundleFile>,
+  root: string,
+): Promise<ReadonlyArray<string>> {
+  const sources = new Set<string>()
+  for (const { file } of files) {
+    const map = JSON.parse(await readFile(path.join(outDir, 'assets', `${file}.map`), 'utf8')) as {
+      sources: ReadonlyArray<string>
+    }
+    for (const source of map.sources) {
+      const absolute = path.resolve(path.join(outDir, 'assets'), source)
+      const library = absolute.lastIndexOf(`${path.sep}node_modules${path.sep}`)
+      sources.add(library >= 0 ? absolute.slice(library + 1) : path.relative(root, absolute))
+    }
+  }
+  return [...sources].sort()
+}
+
 export function total(files: ReadonlyArray<BundleFile>): { bytes: number; gzip: number } {
   return files.reduce(
     (sum, file) => ({ bytes: sum.bytes + file.bytes, gzip: sum.gzip + file.gzip }),

@@ -13,15 +13,14 @@ import { useMoreBelow } from './lib/use-more-below'
 import { ChatPane } from './features/chat/ChatPane'
 import { ConversationSidebar } from './features/chat/ConversationSidebar'
 import { LiveTurnsProvider } from './features/chat/live-turns'
-import { SettingsDialog } from './features/settings/SettingsDialog'
 import { SettingsProvider, useSettings } from './features/settings/settings-context'
 import { useTheme } from './features/settings/use-theme'
-import { ConflictDialog } from './features/sync/ConflictDialog'
-import { JoinDialog } from './features/sync/JoinDialog'
 import { SyncProvider, useSync } from './features/sync/sync-context'
 import { SyncIndicator } from './features/sync/SyncIndicator'
 import { FollowIndicator } from './features/history/FollowIndicator'
-import { SyncSettings } from './features/sync/SyncSettings'
+// Settings' field styles stay with the first screen's: the sync dialogs use them too, and may open
+// (lazily, below) before Settings ever has.
+import './features/settings/settings.css'
 
 // The full history view (timeline, diffs, blame, search) is not part of the first screen: its
 // code loads the first time it opens, as the side pane's history tab does.
@@ -29,6 +28,22 @@ const FullHistoryView = lazy(() =>
   import('./features/history/FullHistoryView').then((module) => ({
     default: module.FullHistoryView,
   })),
+)
+
+// Settings (with its sync section) and the two sync dialogs open only when asked for: their code
+// loads then, in one step each.
+const Settings = lazy(async () => {
+  const [{ SettingsDialog }, { SyncSettings }] = await Promise.all([
+    import('./features/settings/SettingsDialog'),
+    import('./features/sync/SyncSettings'),
+  ])
+  return { default: () => <SettingsDialog extraSections={<SyncSettings />} /> }
+})
+const ConflictDialog = lazy(() =>
+  import('./features/sync/ConflictDialog').then((module) => ({ default: module.ConflictDialog })),
+)
+const JoinDialog = lazy(() =>
+  import('./features/sync/JoinDialog').then((module) => ({ default: module.JoinDialog })),
 )
 
 /** The window's frame: conversations sidebar, chat in the middle, memory and history beside. */
@@ -133,9 +148,20 @@ function Frame() {
         </Suspense>
       )}
 
-      {settingsOpen && <SettingsDialog extraSections={<SyncSettings />} />}
-      {dialog === 'conflicts' && <ConflictDialog />}
-      {dialog === 'join' && <JoinDialog />}
+      <Suspense fallback={<DialogLoading />}>
+        {settingsOpen && <Settings />}
+        {dialog === 'conflicts' && <ConflictDialog />}
+        {dialog === 'join' && <JoinDialog />}
+      </Suspense>
+    </div>
+  )
+}
+
+/** Shown over the window while a dialog's code loads (only if that takes a moment). */
+function DialogLoading() {
+  return (
+    <div className="dialog-loading">
+      <Loading active label="Loading…" />
     </div>
   )
 }

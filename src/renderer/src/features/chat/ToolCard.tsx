@@ -1,5 +1,5 @@
 import { icons } from '../../components/icons'
-import { PendingChangeView } from '../../components/PendingChangeView'
+import { LazyPendingChange } from '../../components/LazyPendingChange'
 import { visibleName } from '../../lib/format'
 import { useNavigation } from '../../lib/navigation'
 import { usePendingFor } from '../../lib/pending-changes'
@@ -110,7 +110,7 @@ export function ToolCard({
           {status}
         </span>
       </div>
-      {pending && !item.result && <PendingChangeView change={pending} />}
+      {pending && !item.result && <LazyPendingChange change={pending} />}
       {declined && <p className="tool-declined">{declined}</p>}
       {item.result?.isError && !declined && <p className="tool-error">{item.result.content}</p>}
       {(preview || item.commitOid) && (

@@ -1,8 +1,8 @@
-import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
+import { lazy, Suspense, useEffect, useRef, useState, type KeyboardEvent } from 'react'
 import type { FileUse, MemoryEntry, MemoryFile } from '../../../../shared/types'
 import { relativeTime, visibleName } from '../../lib/format'
 import { Banner } from '../../components/Banner'
-import { LoadedBlame, type BlameActions } from '../../components/BlameView'
+import type { BlameActions } from '../../components/BlameView'
 import { EmptyState, Loading } from '../../components/Feedback'
 import { icons } from '../../components/icons'
 import { useNow } from '../../lib/use-now'
@@ -11,6 +11,11 @@ import { baseName, formatSize, isMarkdown } from './tree-model'
 import { keepLineEnds } from '../../lib/line-ends'
 import { holdsHidden } from '../../lib/reveal-hidden'
 import { Revealed } from '../../components/Revealed'
+
+// Blame is asked for, not shown at start: its code loads the first time a file's blame opens.
+const LoadedBlame = lazy(() =>
+  import('../../components/BlameView').then((module) => ({ default: module.LoadedBlame })),
+)
 
 export interface FileActions {
   save(path: string, content: string): Promise<boolean>
@@ -269,7 +274,9 @@ function FileBlame(props: {
   const now = useNow()
   return (
     <div className="mem-blame" role="region" aria-label={`Blame of ${baseName(props.path)}`}>
-      <LoadedBlame path={props.path} at={props.at} now={now} actions={props.actions} compact />
+      <Suspense fallback={<Loading active label="Tracing lines…" />}>
+        <LoadedBlame path={props.path} at={props.at} now={now} actions={props.actions} compact />
+      </Suspense>
     </div>
   )
 }

@@ -2,7 +2,7 @@ import { useState } from 'react'
 import type { PendingChange } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
 import { icons } from '../../components/icons'
-import { PendingChangeView } from '../../components/PendingChangeView'
+import { LazyPendingChange } from '../../components/LazyPendingChange'
 import { flagRules, flagTitle } from '../../lib/flags'
 import { displayPath } from '../../lib/format'
 import { useNavigation } from '../../lib/navigation'
@@ -114,7 +114,7 @@ export function PendingList() {
                         memory; History keeps it.
                       </p>
                     )}
-                    <PendingChangeView change={change} />
+                    <LazyPendingChange change={change} />
                   </>
                 )}
               </li>

@@ -1,0 +1,60 @@
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { bundleSizes, bundleSources, type BundleSizes } from './bundle-sizes'
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
+let outDir = ''
+let sizes: BundleSizes
+let atStart: ReadonlyArray<string> = []
+let later: ReadonlyArray<string> = []
+
+// The renderer as the app ships it, built once into a temp folder with source maps.
+beforeAll(async () => {
+  outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bundle-'))
+  const built = spawnSync(
+    'npx',
+    ['electron-vite', 'build', '--sourcemap', '--outDir', outDir, '--logLevel', 'error'],
+    { cwd: repoRoot, encoding: 'utf8' },
+  )
+  if (built.status !== 0) throw new Error(`electron-vite build failed: ${built.stderr}`)
+  const renderer = path.join(outDir, 'renderer')
+  sizes = await bundleSizes(renderer)
+  atStart = await bundleSources(renderer, sizes.initial, repoRoot)
+  later = await bundleSources(renderer, sizes.lazy, repoRoot)
+}, 120_000)
+afterAll(() => fs.rmSync(outDir, { recursive: true, force: true }))
+
+const renderer = 'src/renderer/src/'
+/** What only later screens show: none of it may load with the first screen. */
+const laterOnly = [
+  `${renderer}features/history/FullHistoryView.tsx`,
+  `${renderer}features/history/HistoryPane.tsx`,
+  `${renderer}features/memory/ComparePanel.tsx`,
+  `${renderer}components/DiffView.tsx`,
+  `${renderer}components/BlameView.tsx`,
+  `${renderer}components/PendingChangeView.tsx`,
+  `${renderer}features/settings/SettingsDialog.tsx`,
+  `${renderer}features/sync/SyncSettings.tsx`,
+  `${renderer}features/sync/ConflictDialog.tsx`,
+  `${renderer}features/sync/JoinDialog.tsx`,
+  'node_modules/diff/',
+  'node_modules/rehype-highlight/',
+  'node_modules/highlight.js/',
+]
+
+describe('the renderer bundle (issue #15)', () => {
+  it('starts the first screen: the chat and its conversation list load at start', () => {
+    expect(sizes.initial.length).toBeGreaterThan(0)
+    expect(atStart).toContain(`${renderer}features/chat/ChatPane.tsx`)
+    expect(atStart).toContain(`${renderer}features/chat/ConversationSidebar.tsx`)
+  })
+
+  it.each(laterOnly)('leaves %s to the screen that needs it', (source) => {
+    expect(atStart.filter((file) => file.startsWith(source))).toEqual([])
+    expect(later.some((file) => file.startsWith(source))).toBe(true)
+  })
+})

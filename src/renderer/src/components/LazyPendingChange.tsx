@@ -1,0 +1,18 @@
+import { lazy, Suspense } from 'react'
+import type { PendingChange } from '../../../shared/types'
+import { Loading } from './Feedback'
+
+// A change waiting for review (its diff, flags and editor) appears only in review mode: its
+// code, with the diff library, loads the first time one is shown.
+const PendingChangeView = lazy(() =>
+  import('./PendingChangeView').then((module) => ({ default: module.PendingChangeView })),
+)
+
+/** `PendingChangeView`, loaded on first use, with a wait that shows only if loading lingers. */
+export function LazyPendingChange(props: { readonly change: PendingChange }) {
+  return (
+    <Suspense fallback={<Loading active label="Loading the change…" />}>
+      <PendingChangeView change={props.change} />
+    </Suspense>
+  )
+}
