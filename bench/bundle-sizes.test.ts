@@ -12,7 +12,8 @@ let sizes: BundleSizes
 let atStart: ReadonlyArray<string> = []
 let later: ReadonlyArray<string> = []
 
-// The renderer as the app ships it, built once into a temp folder with source maps.
+// The renderer as the app ships it, built once into a temp folder with source maps (a build
+// beside the rest of the suite on 2 cores can take minutes, hence the long wait).
 beforeAll(async () => {
   outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bundle-'))
   const built = spawnSync(
@@ -25,7 +26,7 @@ beforeAll(async () => {
   sizes = await bundleSizes(renderer)
   atStart = await bundleSources(renderer, sizes.initial, repoRoot)
   later = await bundleSources(renderer, sizes.lazy, repoRoot)
-}, 120_000)
+}, 300_000)
 afterAll(() => fs.rmSync(outDir, { recursive: true, force: true }))
 
 const renderer = 'src/renderer/src/'
