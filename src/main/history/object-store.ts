@@ -462,6 +462,10 @@ export function createObjectStore(gitdir: string): ObjectStore {
     } catch {
       closeQuietly(spare.fd)
       unlinkQuietly(spare.file)
+      // The others are dropped too, made again between commands: what failed this one most
+      // often took them all (`git prune` removes every `tmp_` file in objects/), and one kept
+      // whose name is gone would fail its write in turn, and keep a spare from being made.
+      dropSpares()
       return null
     }
   }

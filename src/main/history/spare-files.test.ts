@@ -108,6 +108,19 @@ describe('spare files for objects', () => {
     expect(sparesThere()).toEqual([])
   })
 
+  it('are all made again after a git prune removed them, once a write found one gone', async () => {
+    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES))
+    gitCli(dataDir, 'prune', '--expire=now')
+    expect(sparesThere()).toEqual([])
+    await edit('v0', 'v1')
+    // The spares still held had lost their names too: they are not kept as ready.
+    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES))
+    let oid = ''
+    expect(await createdDuring(async () => (oid = await edit('v1', 'v2')))).toEqual([])
+    expect(gitCli(dataDir, 'show', `${oid}:a.md`)).toBe('v2\n')
+    fsck(dataDir)
+  })
+
   // A spare waits in objects/ for minutes, where a temp file lived for one call: another
   // process may put something else under its name meanwhile. The descriptor is what was
   // written, so the name renamed into place must still be that file, or the object's name
