@@ -444,20 +444,33 @@ export function createObjectStore(gitdir: string): ObjectStore {
 
   // An object's bytes in a spare file, renamed to `file`: its descriptor, or null when there
   // is no spare or it failed (its folder gone, the spare's name removed by `git prune`, a
-  // write refused), the spare then dropped and the write left to `writeThroughTemp`, which
-  // says what is wrong if anything still is.
+  // write refused, its name no longer that file), the spare then dropped and the write left
+  // to `writeThroughTemp`, which says what is wrong if anything still is.
   function writeThroughSpare(data: Buffer, file: string): number | null {
     const spare = spares.pop()
     makeSpares()
     if (!spare) return null
     try {
       disk.writeFileSync(spare.fd, data)
+      // The bytes went through the descriptor, the rename takes the name: a spare waits in
+      // objects/ for minutes (a temp file for one call), long enough for another process to
+      // put a link or another file under its name, or to write through it. Only the file
+      // written, holding exactly the object, is renamed into place.
+      const held = disk.fstatSync(spare.fd)
+      const named = disk.lstatSync(spare.file)
+      if (named.ino !== held.ino || named.dev !== held.dev || held.size !== data.length) {
+        throw new Error('spare file replaced')
+      }
       // Renamed over a damaged file of the same name, if there is one.
       disk.renameSync(spare.file, file)
       return spare.fd
     } catch {
       closeQuietly(spare.fd)
       unlinkQuietly(spare.file)
+      // The others are dropped too, made again between commands: what failed this one most
+      // often took them all (`git prune` removes every `tmp_` file in objects/), and one kept
+      // whose name is gone would fail its write in turn, and keep a spare from being made.
+      dropSpares()
       return null
     }
   }

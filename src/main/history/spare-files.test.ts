@@ -25,6 +25,14 @@ let undoDisk: (() => void) | null
 const objectsDir = () => path.join(dataDir, 'history.git', 'objects')
 const sparesThere = () => fs.readdirSync(objectsDir()).filter((n) => n.startsWith(SPARE_PREFIX))
 
+// Symbolic links in objects/' folders (where objects are).
+function linksUnderObjects(): string[] {
+  return fs
+    .readdirSync(objectsDir(), { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.includes(path.sep))
+    .filter((name) => fs.lstatSync(path.join(objectsDir(), name)).isSymbolicLink())
+}
+
 async function edit(from: string, to: string): Promise<string> {
   const outcome = await memory!.execute(
     { command: 'str_replace', path: '/memories/a.md', old_str: from, new_str: to },
@@ -98,6 +106,62 @@ describe('spare files for objects', () => {
     memory = null
     expect(leftoverTempFiles(dataDir)).toEqual([])
     expect(sparesThere()).toEqual([])
+  })
+
+  it('are all made again after a git prune removed them, once a write found one gone', async () => {
+    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES))
+    gitCli(dataDir, 'prune', '--expire=now')
+    expect(sparesThere()).toEqual([])
+    await edit('v0', 'v1')
+    // The spares still held had lost their names too: they are not kept as ready.
+    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES))
+    let oid = ''
+    expect(await createdDuring(async () => (oid = await edit('v1', 'v2')))).toEqual([])
+    expect(gitCli(dataDir, 'show', `${oid}:a.md`)).toBe('v2\n')
+    fsck(dataDir)
+  })
+
+  // A spare waits in objects/ for minutes, where a temp file lived for one call: another
+  // process may put something else under its name meanwhile. The descriptor is what was
+  // written, so the name renamed into place must still be that file, or the object's name
+  // would hold bytes that are not the object (a link followed on every read).
+  it('whose name now holds a link to another file are not renamed into place', async () => {
+    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES))
+    const elsewhere = path.join(dataDir, 'elsewhere.txt')
+    fs.writeFileSync(elsewhere, 'not an object\n')
+    for (const name of sparesThere()) {
+      fs.unlinkSync(path.join(objectsDir(), name))
+      fs.symlinkSync(elsewhere, path.join(objectsDir(), name))
+    }
+    const oid = await edit('v0', 'v1')
+    expect(gitCli(dataDir, 'show', `${oid}:a.md`)).toBe('v1\n')
+    expect(linksUnderObjects()).toEqual([])
+    expect(fs.readFileSync(elsewhere, 'utf8')).toBe('not an object\n')
+    fsck(dataDir)
+    await memory!.close()
+    memory = null
+    expect(sparesThere()).toEqual([])
+  })
+
+  it('whose name now holds another file, or bytes written through it, are not renamed into place', async () => {
+    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES))
+    const names = sparesThere()
+    names.forEach((name, i) => {
+      const file = path.join(objectsDir(), name)
+      if (i % 2 === 0) {
+        // Another file under the name.
+        fs.unlinkSync(file)
+        fs.writeFileSync(file, 'x')
+      } else {
+        // The same file, filled through its name: longer than any object this edit writes.
+        fs.chmodSync(file, 0o644)
+        fs.writeFileSync(file, 'y'.repeat(4096))
+      }
+    })
+    const oid = await edit('v0', 'v1')
+    expect(gitCli(dataDir, 'show', `${oid}:a.md`)).toBe('v1\n')
+    expect(await headMatchesFolder(dataDir)).toBe(true)
+    fsck(dataDir)
   })
 
   it('left by a kill are removed by the next instance, at its first write', async () => {
