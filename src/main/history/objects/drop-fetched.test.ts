@@ -143,4 +143,20 @@ describe('dropFetchedPacks', () => {
     ).toEqual([])
     gitCli(bed.dataDir, 'fsck', '--strict')
   })
+
+  it('is not stopped by a ref made before the fetch that names no commit (an annotated tag, a tree, a file)', async () => {
+    await userWrite(bed.memory, '/memories/a.md', 'mine\n')
+    gitAsAnn(bed.dataDir, 'tag', '-a', '-m', 'a tag', 'annotated', 'main')
+    gitCli(bed.dataDir, 'update-ref', 'refs/odd/tree', 'main^{tree}')
+    gitCli(bed.dataDir, 'update-ref', 'refs/odd/file', 'main:a.md')
+    const refs = gitCli(bed.dataDir, 'for-each-ref', '--format=%(objectname)').trim().split('\n')
+    expect(refs.length).toBe(4)
+    const { name, oids } = packOf('theirs, refused\n')
+    // Before, reading the tag, the tree or the file as a commit failed the check: nothing went.
+    expect(
+      await bed.memory.git.exclusive((session) => session.dropFetchedPacks([name], refs, refs)),
+    ).toEqual([name])
+    expect(() => gitCli(bed.dataDir, 'cat-file', '-e', oids[0]!)).toThrow()
+    gitCli(bed.dataDir, 'fsck', '--strict')
+  })
 })
