@@ -343,6 +343,35 @@ describe('where hard links are refused', () => {
     fsck(bed.dataDir)
   })
 
+  it('a machine named like this one but with another machine id waits for the minute rule; this machine id from an earlier boot goes at once', async () => {
+    await create('plan.md', 'a\n')
+    const ours = readFileSync('/etc/machine-id', 'utf8').trim()
+    expect(ours).toMatch(/^[0-9a-f]{32}$/)
+    const note = (machine: string) =>
+      `cairn-main-lock ${JSON.stringify({
+        pid: 4_000_000,
+        since: new Date().toISOString(),
+        host: os.hostname(),
+        machine,
+        boot: 'another-boot-0000',
+        started: '1',
+      })}\n`
+    // Two machines both called, say, localhost, sharing the folder: the other's lock stays.
+    const alike = note(ours.replace(/^./, (c) => (c === '0' ? '1' : '0')))
+    writeFileSync(lockFile(), alike)
+    await bed.reopen()
+    expect(readFileSync(lockFile(), 'utf8')).toBe(alike)
+    const old = new Date(Date.now() - 2 * 60_000)
+    utimesSync(lockFile(), old, old)
+    await bed.reopen()
+    expect(existsSync(lockFile())).toBe(false)
+    // Cairn's own note names this machine id; one of it from an earlier boot goes at once.
+    writeFileSync(lockFile(), note(ours))
+    await bed.reopen()
+    expect(existsSync(lockFile())).toBe(false)
+    fsck(bed.dataDir)
+  })
+
   it("a fresh lock of git's, empty or holding an id, or one naming a live process, is left at open", async () => {
     await create('plan.md', 'a\n')
     const cases = [
