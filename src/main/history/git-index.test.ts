@@ -202,6 +202,22 @@ describe('parseGitIndex and serializeGitIndex', () => {
 // goes). One a minute old that no running git on the data folder can hold is now removed, as
 // open removes such a lock in refs/heads; a live git's, however old, stays: `git commit -a`
 // holds it while the person writes the message, with no file open on it.
+/**
+ * Fails at once, saying what these cases need, where `unshare` (util-linux) is missing or may
+ * not make the namespaces `flags` ask for (not root: CAP_SYS_ADMIN), rather than as a lock
+ * that never appears ten seconds later.
+ */
+function needUnshare(...flags: string[]): void {
+  try {
+    execFileSync('unshare', [...flags, 'true'], { stdio: 'pipe' })
+  } catch (error) {
+    throw new Error(
+      `This case needs 'unshare ${flags.join(' ')}' (util-linux, run as root): ${(error as Error).message}`,
+      { cause: error },
+    )
+  }
+}
+
 describe("git's index.lock left by a git that is gone", () => {
   /**
    * `git commit -a` as Ann, its editor waiting until `finish()`; resolves once it holds the lock.
@@ -239,6 +255,7 @@ describe("git's index.lock left by a git that is gone", () => {
       HOME: at,
       GIT_EDITOR: path.join(at, 'editor.sh'),
     }
+    if (mountedAt) needUnshare('-m')
     const git = mountedAt
       ? spawn(
           'unshare',
@@ -320,8 +337,12 @@ describe("git's index.lock left by a git that is gone", () => {
         },
       ).trim()
     // Seen from the system's own namespace, no git runs on the folder: left.
-    expect(ask()).toBe('true')
+    expect(
+      ask(),
+      "these cases run in the system's first process namespace (a machine, not a container)",
+    ).toBe('true')
     // From a namespace of its own, a git outside it would not be listed: never left.
+    needUnshare('-p', '-f', '--mount-proc')
     expect(ask('unshare', '-p', '-f', '--mount-proc')).toBe('false')
     await rm(lock)
   }, 60_000)

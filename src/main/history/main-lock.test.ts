@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { constants, existsSync, readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import os from 'node:os'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { hookDisk } from '../lib/disk-hooks'
 import { CairnError } from '../lib/errors'
@@ -338,6 +338,42 @@ describe('where hard links are refused', () => {
     expect(existsSync(lockFile())).toBe(false)
     // This machine's, from an earlier boot: gone at once, as before.
     writeFileSync(lockFile(), note(os.hostname()))
+    await bed.reopen()
+    expect(existsSync(lockFile())).toBe(false)
+    fsck(bed.dataDir)
+  })
+
+  it('a machine named like this one but with another machine id waits for the minute rule; this machine id from an earlier boot goes at once', async () => {
+    await create('plan.md', 'a\n')
+    // This system's machine id, the same whether the host has one or not (a bare container).
+    const ours = 'c0ffee00c0ffee00c0ffee00c0ffee00'
+    onTestFinished(
+      setDisk({
+        ...nodeDisk,
+        readFileSync: (file) =>
+          file === '/etc/machine-id' ? Buffer.from(`${ours}\n`) : nodeDisk.readFileSync(file),
+      }),
+    )
+    const note = (machine: string) =>
+      `cairn-main-lock ${JSON.stringify({
+        pid: 4_000_000,
+        since: new Date().toISOString(),
+        host: os.hostname(),
+        machine,
+        boot: 'another-boot-0000',
+        started: '1',
+      })}\n`
+    // Two machines both called, say, localhost, sharing the folder: the other's lock stays.
+    const alike = note(ours.replace(/^./, (c) => (c === '0' ? '1' : '0')))
+    writeFileSync(lockFile(), alike)
+    await bed.reopen()
+    expect(readFileSync(lockFile(), 'utf8')).toBe(alike)
+    const old = new Date(Date.now() - 2 * 60_000)
+    utimesSync(lockFile(), old, old)
+    await bed.reopen()
+    expect(existsSync(lockFile())).toBe(false)
+    // Cairn's own note names this machine id; one of it from an earlier boot goes at once.
+    writeFileSync(lockFile(), note(ours))
     await bed.reopen()
     expect(existsSync(lockFile())).toBe(false)
     fsck(bed.dataDir)

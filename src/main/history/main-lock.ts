@@ -17,7 +17,13 @@ import os from 'node:os'
 import path from 'node:path'
 import { disk, isCode, makeFolders, OPEN, readPlainFileOrNull, unlinkQuietly } from '../lib/disk'
 import { CairnError } from '../lib/errors'
-import { fromThisBoot, holderStillRunning, ownIdentity, type LockHolder } from '../lib/lock-holder'
+import {
+  fromThisBoot,
+  holderStillRunning,
+  ownIdentity,
+  readProc,
+  type LockHolder,
+} from '../lib/lock-holder'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { readMainRef } from './main-ref'
 import { writeMainRef } from './object-store'
@@ -98,14 +104,31 @@ function holderNote(): string {
     pid: process.pid,
     since: new Date().toISOString(),
     host: os.hostname(),
+    ...machineField(),
     ...ownIdentity(),
   }
   return `${NOTE_PREFIX}${JSON.stringify(holder)}\n`
 }
 
-/** A `main.lock` note's holder: its process, and the machine it runs on (`os.hostname()`). */
+/**
+ * A `main.lock` note's holder: its process, and the machine it runs on (`os.hostname()`, and the
+ * system's `/etc/machine-id` where there is one: two machines may share a host name, such as
+ * `localhost` or a default one).
+ */
 interface NamedHolder extends LockHolder {
   readonly host?: string
+  readonly machine?: string
+}
+
+/** This system's machine id (`/etc/machine-id`, 32 hex digits), where it has one. */
+function machineId(): string | null {
+  const text = readProc('/etc/machine-id')?.trim() ?? ''
+  return /^[0-9a-f]{32}$/.test(text) ? text : null
+}
+
+function machineField(): { machine?: string } {
+  const machine = machineId()
+  return machine === null ? {} : { machine }
 }
 
 /**
@@ -134,6 +157,9 @@ export function ownLockLeft(file: string): boolean {
   if (holder.host !== os.hostname() && (holder.host !== undefined || !fromThisBoot(holder))) {
     return false
   }
+  // Named alike but another machine by its machine id: the same (redges32; before, its note
+  // from "another boot" went at once, taking a running Cairn's lock on a shared folder).
+  if (holder.machine !== undefined && holder.machine !== machineId()) return false
   return !holderStillRunning(holder)
 }
 
@@ -146,7 +172,8 @@ function isHolder(value: unknown): value is NamedHolder {
     typeof holder.since === 'string' &&
     (holder.boot === undefined || typeof holder.boot === 'string') &&
     (holder.started === undefined || typeof holder.started === 'string') &&
-    (holder.host === undefined || typeof holder.host === 'string')
+    (holder.host === undefined || typeof holder.host === 'string') &&
+    (holder.machine === undefined || typeof holder.machine === 'string')
   )
 }
 

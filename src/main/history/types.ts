@@ -358,11 +358,13 @@ export interface HistorySession {
   /**
    * Removes the packs `names` (`pack-<checksum>`) a fetch wrote, when the sync refused what it
    * brought: each one whose objects stored nowhere else no commit of `heads` (every ref the
-   * caller keeps) or `main` reaches. Waits for the pack folder as a transfer does. Returns the
-   * names removed.
+   * caller keeps) or `main` reaches. `since`: every ref's commit (`main`'s too) read before the
+   * fetch began; the walk stops at them (what they reach was stored before the fetch). Waits
+   * for the pack folder as a transfer does. Returns the names removed.
    */
   dropFetchedPacks(
     names: ReadonlyArray<string>,
     heads: ReadonlyArray<string>,
+    since?: ReadonlyArray<string>,
   ): Promise<ReadonlyArray<string>>
 }

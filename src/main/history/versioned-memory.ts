@@ -1263,11 +1263,11 @@ async function openLocked(
       const entry = await record([...files.keys()], intent)
       return entry ? toSummary(entry) : null
     },
-    async dropFetchedPacks(names, heads) {
+    async dropFetchedPacks(names, heads, since) {
       lock.assertHeld()
       const head = repo.head()
       return gate.transfer(() =>
-        dropFetchedPacks(repo.store, names, head === null ? heads : [...heads, head]),
+        dropFetchedPacks(repo.store, names, head === null ? heads : [...heads, head], since),
       )
     },
   }

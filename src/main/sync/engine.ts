@@ -107,13 +107,16 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
     // objects and refs outside the serial queue).
     ctx.git.assertWriter()
     checkStopped()
-    // The remote's `main` seen before this fetch, and the packs the fetch wrote: what a refusal
-    // of the remote's content sets back and removes.
+    // The remote's `main` seen before this fetch, every ref's commit then (what they reach was
+    // stored before the fetch: the walk of a refusal's removal stops there), and the packs the
+    // fetch wrote: what a refusal of the remote's content sets back and removes.
     let seenBefore: string | null = null
+    let refsBefore: ReadonlyArray<string> = []
     const packs: string[] = []
     const remote = await stopping(() =>
       ctx.git.transfer(async () => {
         seenBefore = await readRef(ctx.git.gitdir, TRACKING_REF)
+        refsBefore = await refCommits(ctx.git.gitdir, ctx.git.head())
         return fetchMain(ctx.git.gitdir, ctx.remote, { onPack: (name) => packs.push(name) })
       }),
     )
@@ -150,7 +153,7 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
       })
       .catch(async (error: unknown) => {
         if (error instanceof CairnError && error.code === 'sync-unsafe-content') {
-          await dropRefusedFetch(ctx, packs, seenBefore)
+          await dropRefusedFetch(ctx, packs, seenBefore, refsBefore)
         }
         throw error
       })
@@ -223,6 +226,7 @@ async function dropRefusedFetch(
   ctx: EngineContext,
   packs: ReadonlyArray<string>,
   seenBefore: string | null,
+  refsBefore: ReadonlyArray<string>,
 ): Promise<void> {
   const gitdir = ctx.git.gitdir
   try {
@@ -234,7 +238,7 @@ async function dropRefusedFetch(
         const oid = ref === TRACKING_REF ? null : await readRef(gitdir, ref)
         if (oid !== null) heads.push(oid)
       }
-      const dropped = await session.dropFetchedPacks(packs, heads)
+      const dropped = await session.dropFetchedPacks(packs, heads, refsBefore)
       if (dropped.length < packs.length) {
         ctx.remote.logger?.warn(
           `A refused fetch's ${packs.length - dropped.length} pack(s) were kept: something this machine keeps reaches an object only they hold`,
@@ -244,6 +248,24 @@ async function dropRefusedFetch(
   } catch (failure) {
     ctx.remote.logger?.warn('What a refused fetch brought could not be removed', failure)
   }
+}
+
+/**
+ * The commit of `main` (`head`) and of every ref under `refs/` now (the tracking ref's too). A
+ * ref that cannot be read leaves only `main`'s: the fetch goes on, and a refusal's removal then
+ * walks further back (never less safe).
+ */
+async function refCommits(gitdir: string, head: string | null): Promise<ReadonlyArray<string>> {
+  const oids = head === null ? [] : [head]
+  try {
+    for (const ref of await refNames(gitdir, 'refs/', true)) {
+      const oid = await readRef(gitdir, ref)
+      if (oid !== null) oids.push(oid)
+    }
+  } catch {
+    return oids.slice(0, 1)
+  }
+  return oids
 }
 
 /**

@@ -102,6 +102,20 @@ describe('a remote whose new version holds a folder listing git calls damaged', 
       if (waiting) await laptop.write('mine.md', 'written here\n')
       const head = laptop.git('rev-parse', 'main')
       const folder = await laptop.files()
+      // A tag the person made with git (`git tag -a`, its ref naming a tag, not a commit) does
+      // not stop the removal (redges32: reading it as a commit failed it, every pack kept).
+      laptop.git(
+        '-c',
+        'user.name=Ann',
+        '-c',
+        'user.email=ann@example.com',
+        'tag',
+        '-a',
+        '-m',
+        'v1',
+        'v1',
+        'main',
+      )
       const seen = laptop.git('rev-parse', 'refs/remotes/cairn-sync/main')
       const packs = readdirSync(path.join(laptop.dir, 'history.git', 'objects', 'pack'))
 

@@ -8,7 +8,9 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createObjectStore } from '../object-store'
 import { gitAsAnn, gitCli, memoryTestBed, userWrite } from '../test-helpers'
+import { dropFetchedPacks } from './drop-fetched'
 
 const bed = memoryTestBed()
 let scratch = ''
@@ -101,6 +103,60 @@ describe('dropFetchedPacks', () => {
       await bed.memory.git.exclusive((session) => session.dropFetchedPacks([loose.name], [])),
     ).toEqual([loose.name])
     expect(gitCli(bed.dataDir, 'show', 'main:c.md')).toBe('also loose\n')
+    gitCli(bed.dataDir, 'fsck', '--strict')
+  })
+
+  it('walks back only to the refs seen before the fetch, and still keeps what a commit made since needs', async () => {
+    for (let i = 0; i < 8; i++) await userWrite(bed.memory, '/memories/a.md', `edit ${i}\n`)
+    const before = gitCli(bed.dataDir, 'rev-parse', 'main').trim()
+    // The fetch brings a pack; a command racing it writes content the pack already holds.
+    const { name } = packOf('raced\n', 'theirs alone\n')
+    await userWrite(bed.memory, '/memories/b.md', 'raced\n')
+    await userWrite(bed.memory, '/memories/a.md', 'after\n')
+    gitCli(bed.dataDir, 'prune-packed')
+    const head = gitCli(bed.dataDir, 'rev-parse', 'main').trim()
+    // Only the two commits made since the fetch began are read: before, every commit ever
+    // made was (100,000 commits held commands for half a minute).
+    const store = createObjectStore(path.join(bed.dataDir, 'history.git'))
+    const read: string[] = []
+    const counting = {
+      db: store.db,
+      readForeignTree: store.readForeignTree,
+      readCommit: (oid: string) => {
+        read.push(oid)
+        return store.readCommit(oid)
+      },
+    }
+    try {
+      expect(await dropFetchedPacks(counting, [name], [head], [before])).toEqual([])
+    } finally {
+      store.close()
+    }
+    expect(read.length).toBe(2)
+    expect(read).not.toContain(before)
+    expect(packFiles()).toContain(`${name}.pack`)
+    expect(gitCli(bed.dataDir, 'show', 'main:b.md')).toBe('raced\n')
+    gitCli(bed.dataDir, 'fsck', '--strict')
+    // Through the session (main added to the heads): kept while main needs it.
+    expect(
+      await bed.memory.git.exclusive((session) => session.dropFetchedPacks([name], [], [before])),
+    ).toEqual([])
+    gitCli(bed.dataDir, 'fsck', '--strict')
+  })
+
+  it('is not stopped by a ref made before the fetch that names no commit (an annotated tag, a tree, a file)', async () => {
+    await userWrite(bed.memory, '/memories/a.md', 'mine\n')
+    gitAsAnn(bed.dataDir, 'tag', '-a', '-m', 'a tag', 'annotated', 'main')
+    gitCli(bed.dataDir, 'update-ref', 'refs/odd/tree', 'main^{tree}')
+    gitCli(bed.dataDir, 'update-ref', 'refs/odd/file', 'main:a.md')
+    const refs = gitCli(bed.dataDir, 'for-each-ref', '--format=%(objectname)').trim().split('\n')
+    expect(refs.length).toBe(4)
+    const { name, oids } = packOf('theirs, refused\n')
+    // Before, reading the tag, the tree or the file as a commit failed the check: nothing went.
+    expect(
+      await bed.memory.git.exclusive((session) => session.dropFetchedPacks([name], refs, refs)),
+    ).toEqual([name])
+    expect(() => gitCli(bed.dataDir, 'cat-file', '-e', oids[0]!)).toThrow()
     gitCli(bed.dataDir, 'fsck', '--strict')
   })
 })

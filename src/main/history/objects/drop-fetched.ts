@@ -16,11 +16,19 @@ import { removePack } from './pack-writer'
  * writes meanwhile) and the pack folder (no fetch, push or maintenance step), and passes every
  * ref's commit it keeps. An object on the way that cannot be read keeps every pack: what lies
  * beyond it is unknown.
+ *
+ * `since` are the commits every ref named before the fetch began (`main` and the rest): what
+ * they reach was stored before these packs came (or was missing then, and is again after), so
+ * no object only these packs hold is theirs, and the walk goes no further back than them. Only
+ * the commits written since (a command racing the fetch, a backup) are read with their trees:
+ * the walk of every commit ever made held commands for seconds (2 s at 10,000 commits, 35 s at
+ * 100,000).
  */
 export async function dropFetchedPacks(
   store: Pick<ObjectStore, 'db' | 'readCommit' | 'readForeignTree'>,
   names: ReadonlyArray<string>,
   heads: ReadonlyArray<string>,
+  since: ReadonlyArray<string> = [],
 ): Promise<ReadonlyArray<string>> {
   const db = store.db
   db.refresh()
@@ -41,7 +49,7 @@ export async function dropFetchedPacks(
   }
   const keep = new Set<string>()
   if (only.size > 0) {
-    for (const oid of await reachedAmong(store, heads, only)) {
+    for (const oid of await reachedAmong(store, heads, only, since)) {
       for (const name of only.get(oid) ?? []) keep.add(name)
     }
   }
@@ -55,15 +63,19 @@ export async function dropFetchedPacks(
   return dropped
 }
 
-/** The ids of `among` that some commit of `heads` reaches (commits, trees, files). */
+/**
+ * The ids of `among` that some commit of `heads` reaches (commits, trees, files), not looking
+ * into the commits of `since` (none of `among` is theirs).
+ */
 async function reachedAmong(
   store: Pick<ObjectStore, 'readCommit' | 'readForeignTree'>,
   heads: ReadonlyArray<string>,
   among: ReadonlyMap<string, unknown>,
+  since: ReadonlyArray<string>,
 ): Promise<ReadonlyArray<string>> {
   const found = new Set<string>()
-  const seen = new Set<string>()
-  const commits = [...heads]
+  const seen = new Set<string>(since)
+  const commits: string[] = []
   const trees: string[] = []
   const note = (oid: string): boolean => {
     if (among.has(oid)) found.add(oid)
@@ -71,7 +83,7 @@ async function reachedAmong(
     seen.add(oid)
     return true
   }
-  for (const head of heads) note(head)
+  for (const head of heads) if (note(head)) commits.push(head)
   while (commits.length > 0 || trees.length > 0) {
     const tree = trees.pop()
     if (tree !== undefined) {
