@@ -88,8 +88,8 @@ function take(gitdir: string, dir: string, file: string): boolean {
 
 /**
  * What Cairn writes in a `main.lock` of its own (where hard links are refused): one line,
- * `cairn-main-lock {"pid":…,"since":…,"host":…,"boot":…,"started":…,"pidns":…}`. git never reads another's lock;
- * its own holds the new value of the ref, a commit id.
+ * `cairn-main-lock {"pid":…,"since":…,"host":…,"boot":…,"started":…,"pidns":…}`. git never
+ * reads another's lock; its own holds the new value of the ref, a commit id.
  */
 const NOTE_PREFIX = 'cairn-main-lock '
 
