@@ -253,8 +253,13 @@ describe('where hard links are refused', () => {
 
   const here = (file: string) => JSON.stringify(path.resolve('src/main', file))
 
-  /** A process taking the lock through Cairn's own code, links refused (EPERM), then idling. */
-  async function childHoldingLock(): Promise<{ pid: number; kill(): Promise<void> }> {
+  /**
+   * A process taking the lock through Cairn's own code, links refused (EPERM), then idling; with
+   * `ownPidNamespace`, in a process namespace of its own (`unshare -p`, as root), where it is pid 1.
+   */
+  async function childHoldingLock(
+    ownPidNamespace = false,
+  ): Promise<{ pid: number; kill(): Promise<void> }> {
     const code = `
       const { nodeDisk, setDisk } = require(${here('lib/disk.ts')})
       const { hookDisk, errnoError } = require(${here('lib/disk-hooks.ts')})
@@ -262,9 +267,10 @@ describe('where hard links are refused', () => {
       setDisk(hookDisk(nodeDisk, (call) => call.name === 'linkSync' ? errnoError(call, 'EPERM') : undefined).disk)
       lockMain(${JSON.stringify(gitdir())}).then(() => { console.log('held'); setInterval(() => {}, 1000) })
     `
-    const child = spawn(process.execPath, ['--import', 'tsx', '-e', code], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
+    const node = [process.execPath, '--import', 'tsx', '-e', code]
+    const unshare = ['unshare', '-p', '-f', '--mount-proc', '--kill-child']
+    const [command, ...args] = ownPidNamespace ? [...unshare, ...node] : node
+    const child = spawn(command!, args, { stdio: ['ignore', 'pipe', 'inherit'] })
     children.push(child)
     await new Promise<void>((resolve, reject) => {
       child.stdout.on('data', () => resolve())
@@ -378,6 +384,43 @@ describe('where hard links are refused', () => {
     expect(existsSync(lockFile())).toBe(false)
     fsck(bed.dataDir)
   })
+
+  // Stop 32 (mendL): a Cairn in another process namespace (a Flatpak Cairn beside a native one)
+  // names a pid of that namespace, which this /proc does not show or shows as another process:
+  // its live lock was taken for left at open, and two Cairns moved main at once.
+  it('a lock file of a Cairn in another process namespace is left at open while it runs, and goes once it is gone and a minute old', async () => {
+    if (process.getuid?.() !== 0) {
+      throw new Error(
+        'this test needs root, to run a Cairn in a process namespace of its own (unshare -p)',
+      )
+    }
+    await create('plan.md', 'a\n')
+    const child = await childHoldingLock(true)
+    const note = readFileSync(lockFile(), 'utf8')
+    const holder = JSON.parse(note.slice('cairn-main-lock '.length)) as {
+      pid: number
+      pidns: string
+    }
+    expect(holder.pid).toBe(1)
+    expect(holder.pidns).toMatch(/^pid:\[\d+\]$/)
+    expect(holder.pidns).not.toBe(
+      execFileSync('readlink', ['/proc/self/ns/pid'], { encoding: 'utf8' }).trim(),
+    )
+    await bed.reopen()
+    expect(readFileSync(lockFile(), 'utf8')).toBe(note)
+    // Gone, but its namespace's ids cannot be looked at from here: it waits for the minute rule.
+    await child.kill()
+    await bed.reopen()
+    expect(readFileSync(lockFile(), 'utf8')).toBe(note)
+    const old = new Date(Date.now() - 2 * 60_000)
+    utimesSync(lockFile(), old, old)
+    await bed.reopen()
+    expect(existsSync(lockFile())).toBe(false)
+    const later = await create('later.md', 'l\n')
+    expect(later.pending).toBe(false)
+    expect(mainOid()).toBe(later.oid)
+    fsck(bed.dataDir)
+  }, 60_000)
 
   it("a fresh lock of git's, empty or holding an id, or one naming a live process, is left at open", async () => {
     await create('plan.md', 'a\n')

@@ -94,8 +94,8 @@ function take(gitdir: string, dir: string, file: string): boolean {
 
 /**
  * What Cairn writes in a `main.lock` of its own (where hard links are refused): one line,
- * `cairn-main-lock {"pid":…,"since":…,"boot":…,"started":…}`. git never reads another's lock;
- * its own holds the new value of the ref, a commit id.
+ * `cairn-main-lock {"pid":…,"since":…,"host":…,"boot":…,"started":…,"pidns":…}`. git never
+ * reads another's lock; its own holds the new value of the ref, a commit id.
  */
 const NOTE_PREFIX = 'cairn-main-lock '
 
@@ -153,7 +153,9 @@ export function ownLockLeft(file: string): boolean {
   if (!isHolder(holder)) return false
   // Another machine's (a data folder two machines share), or one that does not say and is from
   // another boot: its process id and boot say nothing of a process here, and taken at once it
-  // would take a running Cairn's lock. Only its age tells (`STALE_GIT_LOCK_MS`, at open).
+  // would take a running Cairn's lock. Only its age tells (`STALE_GIT_LOCK_MS`, at open). So for
+  // one written in another process namespace (a Flatpak Cairn beside a native one): lock-holder.ts
+  // never judges it by its process id, and it is not left.
   if (holder.host !== os.hostname() && (holder.host !== undefined || !fromThisBoot(holder))) {
     return false
   }
@@ -173,7 +175,8 @@ function isHolder(value: unknown): value is NamedHolder {
     (holder.boot === undefined || typeof holder.boot === 'string') &&
     (holder.started === undefined || typeof holder.started === 'string') &&
     (holder.host === undefined || typeof holder.host === 'string') &&
-    (holder.machine === undefined || typeof holder.machine === 'string')
+    (holder.machine === undefined || typeof holder.machine === 'string') &&
+    (holder.pidns === undefined || typeof holder.pidns === 'string')
   )
 }
 

@@ -325,14 +325,53 @@ describe('taking over a stale lock', () => {
   })
 })
 
+// Stop 32 (mendL): a Cairn in another process namespace (a Flatpak Cairn beside a native one)
+// names a pid of that namespace, which this /proc does not show or shows as another process:
+// its live lock was taken over, and two Cairns wrote one history.
+describe('a lock of a Cairn in another process namespace', () => {
+  it('refuses a start outside it while it runs, and after it is gone until a reboot; one from an earlier boot is taken', async () => {
+    if (process.getuid?.() !== 0) {
+      throw new Error(
+        'this test needs root, to run a Cairn in a process namespace of its own (unshare -p)',
+      )
+    }
+    const child = startChild(true)
+    try {
+      expect(await child.next()).toBe('ready')
+      child.send({ dir, at: 0 })
+      expect(await child.next()).toBe('acquired')
+      const owner = JSON.parse(fs.readFileSync(file, 'utf8')) as { pid: number; pidns: string }
+      expect(owner.pid).toBe(1)
+      expect(owner.pidns).not.toBe(fs.readlinkSync('/proc/self/ns/pid'))
+      expect(tryAcquire()).toBeNull()
+      // Gone: its namespace's ids cannot be looked at from here, so it holds until a reboot.
+      const gone = new Promise((resolve) => child.process.once('exit', resolve))
+      child.process.kill('SIGKILL')
+      await gone
+      expect(tryAcquire()).toBeNull()
+    } finally {
+      child.process.kill('SIGKILL')
+    }
+    const earlierBoot = fs.readFileSync(file, 'utf8').replace(/"boot":"[^"]*"/, '"boot":"earlier"')
+    fs.writeFileSync(file, earlierBoot)
+    const lock = tryAcquire()
+    expect(lock?.tookOver).toBe(true)
+    expect(holds(lock)).toBe(true)
+    lock!.release()
+  }, 60_000)
+})
+
 interface Child {
   readonly process: ChildProcessWithoutNullStreams
   send(message: unknown): void
   next(): Promise<string>
 }
 
-/** A process that takes the lock of the folder it is sent, at the instant it is sent. */
-function startChild(): Child {
+/**
+ * A process that takes the lock of the folder it is sent, at the instant it is sent; with
+ * `ownPidNamespace`, in a process namespace of its own (`unshare -p`, as root), where it is pid 1.
+ */
+function startChild(ownPidNamespace = false): Child {
   const script = `
     const { acquireInstanceLock } = await import(${JSON.stringify(path.resolve('src/main/lib/instance-lock.ts'))})
     const { createInterface } = await import('node:readline')
@@ -353,9 +392,10 @@ function startChild(): Child {
       catch (error) { process.stdout.write((error.code ?? String(error)) + '\\n') }
     }
   `
-  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-    stdio: ['pipe', 'pipe', 'pipe'],
-  })
+  const node = [process.execPath, '--import', 'tsx', '--input-type=module', '-e', script]
+  const unshare = ['unshare', '-p', '-f', '--mount-proc', '--kill-child']
+  const [command, ...args] = ownPidNamespace ? [...unshare, ...node] : node
+  const child = spawn(command!, args, { stdio: ['pipe', 'pipe', 'pipe'] })
   const lines: string[] = []
   const waiting: ((line: string) => void)[] = []
   createInterface({ input: child.stdout }).on('line', (line) => {

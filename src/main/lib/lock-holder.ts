@@ -3,7 +3,10 @@
  * a crash or a power cut the id is often reused (at once on Windows, or by anything started
  * after a reboot), and "Cairn is already open" would then block every start for good. So a
  * lock also records what tells its process apart from a later one with the same id: the
- * boot it was written in and the process's start time (Linux), checked here.
+ * boot it was written in, the process's start time and its process namespace (Linux), checked
+ * here. A process id names a process only in its own namespace: a Cairn in another one (a
+ * Flatpak Cairn beside a native one, `unshare -p`) is invisible in this `/proc`, or its id names
+ * an unrelated process here, so its lock is held until it is from an earlier boot.
  */
 import os from 'node:os'
 import { disk } from './disk'
@@ -14,6 +17,8 @@ export interface HolderIdentity {
   readonly boot?: string
   /** Field 22 of `/proc/<pid>/stat`: when the process started, in clock ticks since boot. */
   readonly started?: string
+  /** `/proc/self/ns/pid` (`pid:[4026531836]`): the process namespace its id is counted in. */
+  readonly pidns?: string
 }
 
 /** A lock's holder as its file names it (older lock files have no identity fields). */
@@ -31,7 +36,8 @@ const BOOT_MARGIN_MS = 60_000
 export function ownIdentity(): HolderIdentity {
   const boot = bootId()
   const started = startTime(process.pid)
-  return { ...(boot ? { boot } : {}), ...(started ? { started } : {}) }
+  const pidns = ownPidNamespace()
+  return { ...(boot ? { boot } : {}), ...(started ? { started } : {}), ...(pidns ? { pidns } : {}) }
 }
 
 /**
@@ -39,6 +45,9 @@ export function ownIdentity(): HolderIdentity {
  * process it was, it is that one. A lock written before the last boot is never held.
  */
 export function holderStillRunning(holder: LockHolder): boolean {
+  // Written in another process namespace (or ours cannot be read): its id says nothing of the
+  // processes listed here. Held while it may be from this boot, as a lock with no way to check.
+  if (holder.pidns !== undefined && holder.pidns !== ownPidNamespace()) return mayBeThisBoot(holder)
   try {
     process.kill(holder.pid, 0)
   } catch (error) {
@@ -49,15 +58,17 @@ export function holderStillRunning(holder: LockHolder): boolean {
   // its start time; under a parent that never waits (a launcher, a container's PID 1) it stays
   // so for good, and the folder would stay locked until a reboot. It holds nothing any more.
   if (exited(holder.pid)) return false
+  if (!mayBeThisBoot(holder)) return false
+  // Same boot: the id names the holder only if that process started when the holder did.
+  const started = holder.started && bootId() && holder.boot ? startTime(holder.pid) : null
+  return !(started && started !== holder.started)
+}
+
+// False for a lock written in an earlier boot: by its boot id, or with none to compare (an older
+// lock, a system without one) when written before the system started.
+function mayBeThisBoot(holder: LockHolder): boolean {
   const boot = bootId()
-  if (holder.boot && boot) {
-    if (holder.boot !== boot) return false
-    // Same boot: the id names the holder only if that process started when the holder did.
-    const started = holder.started ? startTime(holder.pid) : null
-    return !(started && started !== holder.started)
-  }
-  // No boot id to compare (an older lock, or a system without one): a lock written before the
-  // system started cannot be held by anything running now.
+  if (holder.boot && boot) return holder.boot === boot
   const since = Date.parse(holder.since)
   const bootedAt = Date.now() - os.uptime() * 1000
   return !(Number.isFinite(since) && since < bootedAt - BOOT_MARGIN_MS)
@@ -74,6 +85,15 @@ export function fromThisBoot(holder: HolderIdentity): boolean {
 
 function bootId(): string | null {
   return readProc('/proc/sys/kernel/random/boot_id')?.trim() || null
+}
+
+function ownPidNamespace(): string | null {
+  if (process.platform !== 'linux') return null
+  try {
+    return disk.readlinkSync('/proc/self/ns/pid')
+  } catch {
+    return null
+  }
 }
 
 function startTime(pid: number): string | null {
