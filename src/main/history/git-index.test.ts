@@ -204,7 +204,8 @@ describe('parseGitIndex and serializeGitIndex', () => {
 // holds it while the person writes the message, with no file open on it.
 describe("git's index.lock left by a git that is gone", () => {
   /**
-   * `git commit -a` as Ann, its editor waiting until `finish()`; resolves once it holds the lock.
+   * `git commit -a` as Ann, its editor waiting until `finish()`; resolves once git holds the lock
+   * and waits on the editor.
    * `mountedAt`: git runs in a mount namespace of its own (as in a container) where the data
    * folder is bound at that folder, and names it only so.
    */
@@ -213,10 +214,13 @@ describe("git's index.lock left by a git that is gone", () => {
     finish(): Promise<number | null>
   }> {
     const go = path.join(bed.dataDir, 'go')
+    // git creates its lock empty and fills it before it starts the editor: only then is the lock
+    // as git holds it while the person writes (a read before saw it half written, 1 run in 8).
+    const editing = path.join(bed.dataDir, 'editing')
     const editor = path.join(bed.dataDir, 'editor.sh')
     await writeFile(
       editor,
-      `#!/bin/sh\nwhile [ ! -e '${go}' ]; do sleep 0.05; done\necho 'Ann wrote this' > "$1"\n`,
+      `#!/bin/sh\n: > '${editing}'\nwhile [ ! -e '${go}' ]; do sleep 0.05; done\necho 'Ann wrote this' > "$1"\n`,
       { mode: 0o755 },
     )
     const at = mountedAt ?? bed.dataDir
@@ -256,10 +260,11 @@ describe("git's index.lock left by a git that is gone", () => {
       : spawn('git', args, { env, stdio: 'ignore' })
     started.push(git)
     const exited = new Promise<number | null>((resolve) => git.on('exit', resolve))
-    await vi.waitFor(() => expect(existsSync(`${indexFile()}.lock`)).toBe(true), {
+    await vi.waitFor(() => expect(existsSync(editing)).toBe(true), {
       timeout: 10_000,
       interval: 20,
     })
+    expect(existsSync(`${indexFile()}.lock`)).toBe(true)
     return {
       git,
       async finish() {
