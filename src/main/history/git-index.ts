@@ -455,13 +455,14 @@ function readIndex(
 }
 
 /**
- * The second half, started while the queue is idle (`main` as it was prepared for): takes
- * git's lock, looks at the index once more under it (git may have written one that lists
- * `main` meanwhile) and writes the prepared one over it. The lock is taken and the index looked
- * at synchronously; the bytes are then made in slices and written and renamed with async I/O
- * (20,000 files held the loop for a second): git waits on its lock meanwhile, and a command
- * that moves `main` meanwhile only leaves the index lagging until the next sync. Throws what
- * the disk throws; the lock it took is then removed.
+ * The second half, started while the queue is idle (`main` as it was prepared for): makes the
+ * bytes in slices (20,000 files held the loop for a second), then takes git's lock, looks at
+ * the index once more under it (git may have written one meanwhile: one that lists `main` is
+ * kept, any other change waits for the next try) and writes and renames the prepared one with
+ * async I/O. git does not wait on its lock: a person's git command fails while Cairn holds
+ * it, so it is not held while the slices give the loop back. A command that moves `main`
+ * meanwhile only leaves the index lagging until the next sync. Throws what the disk throws;
+ * the lock it took is then removed.
  */
 export async function writeGitIndex(
   gitdir: string,
@@ -475,6 +476,13 @@ export async function writeGitIndex(
     noteIndexBase(gitdir, prepared.head, prepared.bare)
     return 'kept'
   }
+  // Recorded before the first await, as the queue left them: a command may write the same
+  // files while the bytes are made and written.
+  for (const { relative, stats: seen, oid } of prepared.hashed) stats?.record(relative, seen, oid)
+  // Made before git's lock is taken: git does not wait on its lock (a person's `git add` while
+  // Cairn holds it fails), so it is held only while the bytes are written, not while the loop
+  // is given back between the slices that make them.
+  const bytes = await serializeGitIndexInSlices(prepared.files, breathe)
   const indexFile = path.join(gitdir, 'index')
   const lockFile = `${indexFile}.lock`
   let fd = -1
@@ -499,10 +507,6 @@ export async function writeGitIndex(
     // git changed the index since it was read (a `git add` meanwhile): what the person staged
     // then would be written over. Made again from it at the next try.
     if ((now?.sum ?? null) !== prepared.found) return 'locked'
-    // Recorded before the first await, as the queue left them: a command may write the same
-    // files while the bytes are written.
-    for (const { relative, stats: seen, oid } of prepared.hashed) stats?.record(relative, seen, oid)
-    const bytes = await serializeGitIndexInSlices(prepared.files, breathe)
     for (let at = 0; at < bytes.byteLength;) {
       at += await disk.write(fd, bytes.subarray(at), at)
     }

@@ -91,11 +91,24 @@ describe('watching the memory folder while Cairn runs', () => {
     // Once this outside change is committed, every event of Cairn's writes has been handled.
     let committed = nextCommit()
     await writeFile(onDisk('b.md'), 'b')
-    expect((await committed).paths).toEqual(['/memories/b.md'])
+    const before = await committed
+    expect(before.paths).toEqual(['/memories/b.md'])
     committed = nextCommit()
     await writeFile(onDisk('a.md'), 'edited in place')
     expect(await committed).toMatchObject({ actor: 'system', paths: ['/memories/a.md'] })
-    expect(gitCli(dataDir, 'show', 'main:a.md')).toBe('edited in place')
+    // The write empties the file, then writes it: under load the two can be seen apart and the
+    // empty file committed first (a real state of the folder), the text by the next commit.
+    await vi.waitFor(() => expect(gitCli(dataDir, 'show', 'main:a.md')).toBe('edited in place'), {
+      timeout: 10_000,
+      interval: 20,
+    })
+    const since = `${before.oid}..main`
+    expect(new Set(gitCli(dataDir, 'log', '--format=%an|%s', since).trim().split('\n'))).toEqual(
+      new Set(['Cairn|Changes made outside Cairn']),
+    )
+    expect(gitCli(dataDir, 'log', '--format=', '--name-only', since).trim().split('\n')).toSatisfy(
+      (names: string[]) => names.every((name) => name === 'a.md'),
+    )
   })
 
   it('never commits Cairn’s own writes a second time, and ignores temp files', async () => {
