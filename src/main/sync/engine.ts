@@ -230,21 +230,26 @@ async function dropRefusedFetch(
 ): Promise<void> {
   const gitdir = ctx.git.gitdir
   try {
-    await ctx.git.exclusive(async (session) => {
-      await setTracking(gitdir, seenBefore, ctx.remote.logger)
-      if (packs.length === 0) return
-      const heads = seenBefore === null ? [] : [seenBefore]
-      for (const ref of await refNames(gitdir, 'refs/', true)) {
-        const oid = ref === TRACKING_REF ? null : await readRef(gitdir, ref)
-        if (oid !== null) heads.push(oid)
-      }
-      const dropped = await session.dropFetchedPacks(packs, heads, refsBefore)
-      if (dropped.length < packs.length) {
-        ctx.remote.logger?.warn(
-          `A refused fetch's ${packs.length - dropped.length} pack(s) were kept: something this machine keeps reaches an object only they hold`,
-        )
-      }
-    })
+    // The pack folder before the queue, as a fetch takes them: the other way round, a
+    // maintenance step holding the folder and waiting for the queue to go idle (its pauses)
+    // and this waiting for the folder with the queue held would wait for each other for good.
+    await ctx.git.transfer(() =>
+      ctx.git.exclusive(async (session) => {
+        await setTracking(gitdir, seenBefore, ctx.remote.logger)
+        if (packs.length === 0) return
+        const heads = seenBefore === null ? [] : [seenBefore]
+        for (const ref of await refNames(gitdir, 'refs/', true)) {
+          const oid = ref === TRACKING_REF ? null : await readRef(gitdir, ref)
+          if (oid !== null) heads.push(oid)
+        }
+        const dropped = await session.dropFetchedPacks(packs, heads, refsBefore)
+        if (dropped.length < packs.length) {
+          ctx.remote.logger?.warn(
+            `A refused fetch's ${packs.length - dropped.length} pack(s) were kept: something this machine keeps reaches an object only they hold`,
+          )
+        }
+      }),
+    )
   } catch (failure) {
     ctx.remote.logger?.warn('What a refused fetch brought could not be removed', failure)
   }

@@ -606,6 +606,11 @@ export async function removePack(
   name: string,
   onUnindexed?: () => void,
 ): Promise<void> {
+  // Never through a link at objects/pack (to a folder outside the data folder, say): its
+  // marker and unlinks would land there, as a pass's writes would (`PackWriter.create`).
+  if (!disk.lstatSync(db.packDir).isDirectory()) {
+    throw new Error('objects/pack is not a folder (a link?): no pack is removed through it')
+  }
   db.retire([name])
   const marker = path.join(db.packDir, `${name}${FOLDED}`)
   await disk.promises.writeFile(marker, '', { mode: 0o600 })
