@@ -15,6 +15,8 @@ let restoreDisk: (() => void) | null = null
 // Set by a test: folder times reported in whole seconds, as ext4 with 128-byte inodes, ext3 or
 // FAT stamp them (a second change in the same second leaves them as the first left them).
 let wholeSeconds = false
+// Set by a test: run at the next fsync, as another program acting while Cairn's write flushes.
+let atFsync: (() => void) | null = null
 
 beforeEach(async () => {
   box = await makeSandbox()
@@ -26,8 +28,15 @@ beforeEach(async () => {
   await new Promise((resolve) => setTimeout(resolve, 2_100))
   listings = []
   wholeSeconds = false
+  atFsync = null
   restoreDisk = setDisk({
     ...nodeDisk,
+    fsync(fd) {
+      const act = atFsync
+      atFsync = null
+      act?.()
+      return nodeDisk.fsync(fd)
+    },
     fstatSync(fd) {
       const stats = nodeDisk.fstatSync(fd)
       if (!wholeSeconds) return stats
@@ -137,6 +146,25 @@ describe('the names a case-twin check listed', () => {
     }
     expect(sameSecond).toBe(1)
   }, 60_000)
+
+  it("meet a Notes.md another program added while Cairn's write flushed, before its rename", async () => {
+    expect((await create('first.md')).isError).toBe(false)
+    // Between the listing Cairn keeps and the rename of an edit's temp file: the write's fsync.
+    atFsync = () => fs.writeFileSync(path.join(box.root, 'flat/Notes.md'), 'from elsewhere\n')
+    const edit = await box.run({
+      command: 'str_replace',
+      path: '/memories/flat/first.md',
+      old_str: 'x',
+      new_str: 'y',
+    })
+    expect(edit.isError).toBe(false)
+    expect(atFsync).toBeNull()
+    const before = await snapshot(box.base)
+    const refused = await create('notes.md')
+    expect(refused.errorCode).toBe('conflict')
+    expect(text(refused)).toContain('/memories/flat holds the file /memories/flat/Notes.md,')
+    expect(await snapshot(box.base)).toEqual(before)
+  })
 
   it('meet a twin added outside after a listing was kept, in the same second', async () => {
     expect((await create('first.md')).isError).toBe(false)
