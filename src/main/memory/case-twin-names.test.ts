@@ -60,6 +60,8 @@ afterEach(async () => {
 
 const create = (name: string) =>
   box.run({ command: 'create', path: `/memories/flat/${name}`, file_text: 'x\n' })
+const editFirst = () =>
+  box.run({ command: 'str_replace', path: '/memories/flat/first.md', old_str: 'x', new_str: 'y' })
 
 describe('the names a case-twin check listed', () => {
   it('are listed once for creates and edits in a folder nothing else changed', async () => {
@@ -71,13 +73,7 @@ describe('the names a case-twin check listed', () => {
     const fine = !Number.isInteger(times.mtimeMs) || !Number.isInteger(times.ctimeMs)
     const after = (creates: number) => Array<string>(fine ? 1 : 1 + creates).fill('flat')
     for (const name of ['Second.md', 'third.md']) expect((await create(name)).isError).toBe(false)
-    const edit = await box.run({
-      command: 'str_replace',
-      path: '/memories/flat/first.md',
-      old_str: 'x',
-      new_str: 'y',
-    })
-    expect(edit.isError).toBe(false)
+    expect((await editFirst()).isError).toBe(false)
     expect((await create('fourth.md')).isError).toBe(false)
     expect(listings).toEqual(after(3))
     // A name Cairn made is a twin as any other.
@@ -151,13 +147,7 @@ describe('the names a case-twin check listed', () => {
     expect((await create('first.md')).isError).toBe(false)
     // Between the listing Cairn keeps and the rename of an edit's temp file: the write's fsync.
     atFsync = () => fs.writeFileSync(path.join(box.root, 'flat/Notes.md'), 'from elsewhere\n')
-    const edit = await box.run({
-      command: 'str_replace',
-      path: '/memories/flat/first.md',
-      old_str: 'x',
-      new_str: 'y',
-    })
-    expect(edit.isError).toBe(false)
+    expect((await editFirst()).isError).toBe(false)
     expect(atFsync).toBeNull()
     const before = await snapshot(box.base)
     const refused = await create('notes.md')
