@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, expect } from 'vitest'
+import { afterEach, beforeEach, expect, onTestFinished } from 'vitest'
 import { startFakeAnthropic, type FakeAnthropic } from '../../test/fixtures/fake-anthropic'
 import type { EventMap, EventName, RequestChannel, RequestResults } from '../shared/contract'
 import type { AgentEvent } from '../shared/types'
@@ -215,13 +215,19 @@ export async function killChatChild(
           }),
         )
       : (child.stdout.on('data', (chunk: Buffer) => (said += chunk.toString())), until)
-  await Promise.race([
-    reached,
-    exited.then(() => {
-      throw new Error(`the child ended early: ${stderr}`)
-    }),
-  ])
-  child.kill('SIGKILL')
+  // Killed however the wait ends: a rejected `until` kills it here, one that never settles
+  // when the test ends (its timeout), so the child never outlives the test.
+  onTestFinished(() => void child.kill('SIGKILL'))
+  try {
+    await Promise.race([
+      reached,
+      exited.then(() => {
+        throw new Error(`the child ended early: ${stderr}`)
+      }),
+    ])
+  } finally {
+    child.kill('SIGKILL')
+  }
   expect(await exited).toBe('SIGKILL')
   const conversationId = /^sent (\S+)$/m.exec(said)?.[1]
   expect(conversationId).toMatch(/^c_/)

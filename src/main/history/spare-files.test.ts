@@ -77,18 +77,18 @@ afterEach(async () => {
 
 describe('spare files for objects', () => {
   it('are made between commands, so a command creates no file under objects/', async () => {
-    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES))
+    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES), { timeout: 30_000 })
     let oid = ''
     const created = await createdDuring(async () => (oid = await edit('v0', 'v1')))
     expect(created).toEqual([])
     expect(gitCli(dataDir, 'show', `${oid}:a.md`)).toBe('v1\n')
     // The spares it used are made again once it has returned.
-    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES))
+    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES), { timeout: 30_000 })
     fsck(dataDir)
   })
 
   it('are removed at close', async () => {
-    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES))
+    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES), { timeout: 30_000 })
     await memory!.close()
     memory = null
     expect(sparesThere()).toEqual([])
@@ -96,7 +96,7 @@ describe('spare files for objects', () => {
   })
 
   it('lose nothing when a spare was removed meanwhile (git prune): the object is written anew', async () => {
-    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES))
+    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES), { timeout: 30_000 })
     for (const name of sparesThere()) fs.unlinkSync(path.join(objectsDir(), name))
     const oid = await edit('v0', 'v1')
     expect(gitCli(dataDir, 'show', `${oid}:a.md`)).toBe('v1\n')
@@ -109,12 +109,12 @@ describe('spare files for objects', () => {
   })
 
   it('are all made again after a git prune removed them, once a write found one gone', async () => {
-    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES))
+    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES), { timeout: 30_000 })
     gitCli(dataDir, 'prune', '--expire=now')
     expect(sparesThere()).toEqual([])
     await edit('v0', 'v1')
     // The spares still held had lost their names too: they are not kept as ready.
-    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES))
+    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES), { timeout: 30_000 })
     let oid = ''
     expect(await createdDuring(async () => (oid = await edit('v1', 'v2')))).toEqual([])
     expect(gitCli(dataDir, 'show', `${oid}:a.md`)).toBe('v2\n')
@@ -126,7 +126,7 @@ describe('spare files for objects', () => {
   // written, so the name renamed into place must still be that file, or the object's name
   // would hold bytes that are not the object (a link followed on every read).
   it('whose name now holds a link to another file are not renamed into place', async () => {
-    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES))
+    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES), { timeout: 30_000 })
     const elsewhere = path.join(dataDir, 'elsewhere.txt')
     fs.writeFileSync(elsewhere, 'not an object\n')
     for (const name of sparesThere()) {
@@ -144,7 +144,7 @@ describe('spare files for objects', () => {
   })
 
   it('whose name now holds another file, or bytes written through it, are not renamed into place', async () => {
-    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES))
+    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES), { timeout: 30_000 })
     const names = sparesThere()
     names.forEach((name, i) => {
       const file = path.join(objectsDir(), name)
@@ -185,7 +185,7 @@ describe('spare files for objects', () => {
     expect(fs.readFileSync(path.join(dataDir, 'memories', 'a.md'), 'utf8')).toBe('v1\n')
     // Its first write lists objects/ and removes them; its own are made after it.
     await edit('v1', 'v2')
-    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES))
+    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES), { timeout: 30_000 })
     expect(sparesThere().filter((name) => left.includes(name))).toEqual([])
     fsck(dataDir)
   }, 60_000)

@@ -1,9 +1,9 @@
 import { watch, writeFileSync, type FSWatcher } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { afterEach, beforeEach, expect, it, vi } from 'vitest'
 import { openVersionedMemory, type VersionedMemory } from '../history'
+import { differsFromHead } from '../history/outside-changes'
 import { gitCli, tempDataDir, userWrite } from '../history/test-helpers'
 import { createRecordingLogger } from '../lib/logger'
 import type { Breather } from '../lib/time-slices'
@@ -16,6 +16,12 @@ import { openReadLog } from './read-log'
 // ran through was made again (at 20,000 files, every time). An event whose file still has
 // exactly the stat Cairn's write left no longer moves it; a person's edit of that file right
 // after, of the same size, is still seen, committed as theirs, and walked again.
+
+// The watcher's check of a reported path against HEAD, watched: a test waits for it to have run.
+vi.mock('../history/outside-changes', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../history/outside-changes')>()
+  return { ...real, differsFromHead: vi.fn(real.differsFromHead) }
+})
 
 const DEBOUNCE_MS = 50
 const FILES = 60
@@ -112,10 +118,22 @@ it(
     const meter = hygiene.stats()
     await gate.reached
     const stamp = memory.changeStamp()
+    const checks = vi.mocked(differsFromHead)
+    const asked = checks.mock.calls.length
     await notes.seen('f-3.md')
+    // Past the debounce, the check of the reported path has run, and found it equal to HEAD.
+    const check = await vi.waitFor(
+      () => {
+        const index = checks.mock.calls.findIndex(
+          ([, paths], i) => i >= asked && paths.includes('notes/f-3.md'),
+        )
+        expect(index).toBeGreaterThanOrEqual(0)
+        return index
+      },
+      { timeout: 30_000, interval: 10 },
+    )
+    expect(await (checks.mock.results[check]!.value as Promise<boolean>)).toBe(false)
     await new Promise((resolve) => setImmediate(resolve))
-    // Past the debounce: the check of the reported path (equal to HEAD) has had its turn.
-    await sleep(DEBOUNCE_MS * 6)
     expect(memory.changeStamp()).toBe(stamp)
     gate.release()
     expect(metered(await meter)).toEqual(headFiles())

@@ -767,6 +767,14 @@ export interface WriteOptions {
    * nothing is renamed.
    */
   readonly beforeRename?: (temp: Stats) => Promise<void>
+  /** Told as soon as the temp file is made and written (with `stage` too). */
+  readonly tempMade?: () => void
+  /**
+   * Runs the rename of the temp file over the target (with `stage` too, when it publishes):
+   * what is looked at just before and just after it (the folder's kept names, folder-names.ts).
+   * Must call `rename` once, and throw nothing.
+   */
+  readonly aroundRename?: (rename: () => void) => void
   /**
    * `wait` (default): the folder is fsynced before the write returns. `later`: left to
    * `settleFolderSyncs` (the history calls it before its ref moves), see `syncLater`.
@@ -800,6 +808,7 @@ export class StagedWrite {
     fd: number,
     /** The bytes written. */
     readonly content: Buffer,
+    private readonly aroundRename: NonNullable<WriteOptions['aroundRename']> = (rename) => rename(),
   ) {
     this.fd = fd
   }
@@ -831,7 +840,9 @@ export class StagedWrite {
     this.fd = null
     if (fd !== null) disk.closeSync(fd)
     keepOld?.(this.folder.entry(this.name))
-    disk.renameSync(this.folder.entry(this.temp), this.folder.entry(this.name))
+    this.aroundRename(() =>
+      disk.renameSync(this.folder.entry(this.temp), this.folder.entry(this.name)),
+    )
     this.done = true
   }
 
@@ -915,8 +926,9 @@ export async function writeFileAtomically(
     if (options.stage) {
       const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data)
       disk.writeFileSync(fd, bytes)
+      options.tempMade?.()
       await beforeCommit()
-      const write = new StagedWrite(folder, name, temp, fd, bytes)
+      const write = new StagedWrite(folder, name, temp, fd, bytes, options.aroundRename)
       // The staged write owns the temp file from here on.
       fd = undefined
       ownsTemp = false
@@ -935,6 +947,7 @@ export async function writeFileAtomically(
       return
     }
     disk.writeFileSync(fd, data)
+    options.tempMade?.()
     const [flush, check] = await Promise.allSettled([disk.fsync(fd), beforeCommit()])
     if (flush.status === 'rejected') throw flush.reason
     if (check.status === 'rejected') throw check.reason
@@ -942,7 +955,9 @@ export async function writeFileAtomically(
     const closing = fd
     fd = undefined
     disk.closeSync(closing)
-    disk.renameSync(folder.entry(temp), folder.entry(name))
+    const rename = () => disk.renameSync(folder.entry(temp), folder.entry(name))
+    if (options.aroundRename) options.aroundRename(rename)
+    else rename()
     ownsTemp = false
   } catch (error) {
     if (fd !== undefined) closeQuietly(fd)

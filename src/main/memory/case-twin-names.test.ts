@@ -15,6 +15,8 @@ let restoreDisk: (() => void) | null = null
 // Set by a test: folder times reported in whole seconds, as ext4 with 128-byte inodes, ext3 or
 // FAT stamp them (a second change in the same second leaves them as the first left them).
 let wholeSeconds = false
+// Set by a test: run at the next fsync, as another program acting while Cairn's write flushes.
+let atFsync: (() => void) | null = null
 
 beforeEach(async () => {
   box = await makeSandbox()
@@ -26,8 +28,15 @@ beforeEach(async () => {
   await new Promise((resolve) => setTimeout(resolve, 2_100))
   listings = []
   wholeSeconds = false
+  atFsync = null
   restoreDisk = setDisk({
     ...nodeDisk,
+    fsync(fd) {
+      const act = atFsync
+      atFsync = null
+      act?.()
+      return nodeDisk.fsync(fd)
+    },
     fstatSync(fd) {
       const stats = nodeDisk.fstatSync(fd)
       if (!wholeSeconds) return stats
@@ -51,6 +60,8 @@ afterEach(async () => {
 
 const create = (name: string) =>
   box.run({ command: 'create', path: `/memories/flat/${name}`, file_text: 'x\n' })
+const editFirst = () =>
+  box.run({ command: 'str_replace', path: '/memories/flat/first.md', old_str: 'x', new_str: 'y' })
 
 describe('the names a case-twin check listed', () => {
   it('are listed once for creates and edits in a folder nothing else changed', async () => {
@@ -62,13 +73,7 @@ describe('the names a case-twin check listed', () => {
     const fine = !Number.isInteger(times.mtimeMs) || !Number.isInteger(times.ctimeMs)
     const after = (creates: number) => Array<string>(fine ? 1 : 1 + creates).fill('flat')
     for (const name of ['Second.md', 'third.md']) expect((await create(name)).isError).toBe(false)
-    const edit = await box.run({
-      command: 'str_replace',
-      path: '/memories/flat/first.md',
-      old_str: 'x',
-      new_str: 'y',
-    })
-    expect(edit.isError).toBe(false)
+    expect((await editFirst()).isError).toBe(false)
     expect((await create('fourth.md')).isError).toBe(false)
     expect(listings).toEqual(after(3))
     // A name Cairn made is a twin as any other.
@@ -137,6 +142,19 @@ describe('the names a case-twin check listed', () => {
     }
     expect(sameSecond).toBe(1)
   }, 60_000)
+
+  it("meet a Notes.md another program added while Cairn's write flushed, before its rename", async () => {
+    expect((await create('first.md')).isError).toBe(false)
+    // Between the listing Cairn keeps and the rename of an edit's temp file: the write's fsync.
+    atFsync = () => fs.writeFileSync(path.join(box.root, 'flat/Notes.md'), 'from elsewhere\n')
+    expect((await editFirst()).isError).toBe(false)
+    expect(atFsync).toBeNull()
+    const before = await snapshot(box.base)
+    const refused = await create('notes.md')
+    expect(refused.errorCode).toBe('conflict')
+    expect(text(refused)).toContain('/memories/flat holds the file /memories/flat/Notes.md,')
+    expect(await snapshot(box.base)).toEqual(before)
+  })
 
   it('meet a twin added outside after a listing was kept, in the same second', async () => {
     expect((await create('first.md')).isError).toBe(false)

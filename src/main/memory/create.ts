@@ -118,22 +118,23 @@ export async function create(
     if (!now || !sameEntry(now, previous.stats)) throw new ChangedUnderfootError()
     kept = keepFileAside(previous.parent, previous.name, '', keptName!)
   }
+  // A file kept aside is a name the folder's kept names do not know: listed again next time.
+  const names = existing && kept === null ? ctx.names?.writing(existing) : undefined
   try {
     const { stage } = ctx
     await writeFileAtomically(existing ?? staged!.folder, path.posix.basename(relative), fileText, {
       beforeCommit: () => scanWrite(ctx, plan),
       folderSync: 'later',
       logger: ctx.logger,
+      tempMade: names?.tempMade,
+      aroundRename: names?.aroundRename,
       // Into new folders the file is published by the folders' rename, not its own: no stage.
       ...(stage && existing ? { stage: (write) => stage(write, relative, mutation, made) } : {}),
     })
     // A file in new folders is committed after the folders' rename: noted, with its text.
     if (staged) ctx.beforeMove?.(mutation, fileText)
     staged?.publish()
-    // A file kept aside is a name the folder's kept names do not know: listed again next time.
-    if (existing && kept === null) {
-      ctx.names?.wrote(existing, exists ? undefined : path.posix.basename(relative))
-    }
+    names?.wrote(exists ? undefined : path.posix.basename(relative))
   } catch (error) {
     staged?.abort()
     if (kept !== null) returnFileAside(previous!.parent, kept, previous!.name)

@@ -199,13 +199,16 @@ async function writeText(
   const { stage } = ctx
   const mutation = { command, paths: [target.virtual], overwrite: false }
   const recorded = ctx.usage.changing?.([target.relative])
+  const names = ctx.names?.writing(file.folder)
   await writeFileAtomically(file.folder, file.name, next, {
     beforeCommit: () => scanWrite(ctx, plan),
     folderSync: 'later',
     logger: ctx.logger,
+    tempMade: names?.tempMade,
+    aroundRename: names?.aroundRename,
     ...(stage ? { stage: (write) => stage(write, target.relative, mutation, made) } : {}),
   })
-  ctx.names?.wrote(file.folder)
+  names?.wrote()
   await recorded?.()
   return made
 }

@@ -65,29 +65,78 @@ export class FolderNames {
   }
 
   /**
-   * Cairn wrote in `folder`, through a temp file renamed into place: over a file it holds, or
-   * as the new file `added` (checked by `withFold` in the same command), which joins the names
-   * kept. They then go with the folder's times as the write left them.
+   * Cairn starts a write in `folder` through a temp file renamed into place: over a file it
+   * holds, or as a new file (checked by `withFold` in the same command). The kept names follow
+   * the write only while nothing else moved the folder's times around it: before the temp file
+   * is made, from then to the rename (the write's fsyncs, which can be long), and from the
+   * rename to `wrote`. Another program's `Notes.md` made meanwhile drops them (mendH).
    */
-  wrote(folder: Folder, added?: string): void {
-    const stats = folder.freshStats()
-    const kept = stats && this.listings.get(keyOf(stats))
-    if (!kept) return
-    // Coarse times move for the first change in their tick only: the write's own tick may yet
-    // hold another program's entry that leaves them as the write left them (rfold32).
-    if (coarse(stats)) {
-      this.listings.delete(keyOf(stats))
-      return
+  writing(folder: Folder): FolderWrite {
+    // The times the folder has while only Cairn's write changed it since the listing was kept.
+    const first = folder.freshStats()
+    const listing = first && this.listings.get(keyOf(first))
+    let expected: Pick<Stats, 'mtimeMs' | 'ctimeMs'> | null =
+      listing && sameTimes(listing, first) ? listing : null
+    const key = first && keyOf(first)
+    const drop = () => {
+      if (key) this.listings.delete(key)
+      expected = null
     }
-    if (added !== undefined) {
-      const key = this.fold(added)
-      const names = kept.byFold.get(key)
-      if (names) names.push(added)
-      else kept.byFold.set(key, [added])
+    if (!expected) drop()
+    // The folder's times now, if they are those expected: else the kept names go.
+    const still = (): Stats | null => {
+      if (!expected) return null
+      const stats = folder.freshStats()
+      if (stats && keyOf(stats) === key && sameTimes(expected, stats)) return stats
+      drop()
+      return null
     }
-    kept.mtimeMs = stats.mtimeMs
-    kept.ctimeMs = stats.ctimeMs
+    // Times Cairn's own step just left become the ones expected (its step is the only change
+    // when they were as expected just before it).
+    const took = () => {
+      if (!expected) return
+      const stats = folder.freshStats()
+      if (stats && keyOf(stats) === key) expected = timesOf(stats)
+      else drop()
+    }
+    return {
+      tempMade: took,
+      aroundRename: (rename) => {
+        still()
+        rename()
+        took()
+      },
+      wrote: (added) => {
+        const stats = still()
+        const kept = stats && this.listings.get(keyOf(stats))
+        if (!kept) return
+        // Coarse times move for the first change in their tick only: the write's own tick may
+        // yet hold another program's entry that leaves them as the write left them (rfold32).
+        if (coarse(stats)) {
+          drop()
+          return
+        }
+        if (added !== undefined) {
+          const folded = this.fold(added)
+          const names = kept.byFold.get(folded)
+          if (names) names.push(added)
+          else kept.byFold.set(folded, [added])
+        }
+        kept.mtimeMs = stats.mtimeMs
+        kept.ctimeMs = stats.ctimeMs
+      },
+    }
   }
+}
+
+/** A write of Cairn's in a folder whose names are kept (`FolderNames.writing`). */
+export interface FolderWrite {
+  /** Its temp file was just made (and written). */
+  tempMade(): void
+  /** Runs the rename of the temp file into place. */
+  aroundRename(rename: () => void): void
+  /** It is done, as the file `added` new in the folder, or over a file the folder held. */
+  wrote(added?: string): void
 }
 
 function keyOf(stats: Stats): string {
@@ -108,6 +157,10 @@ function coarse(stats: Stats): boolean {
   return Number.isInteger(stats.mtimeMs) && Number.isInteger(stats.ctimeMs)
 }
 
+function timesOf(stats: Stats): Pick<Stats, 'mtimeMs' | 'ctimeMs'> {
+  return { mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs }
+}
+
 function identity(stats: Stats): Omit<Listing, 'byFold'> {
-  return { dev: stats.dev, ino: stats.ino, mtimeMs: stats.mtimeMs, ctimeMs: stats.ctimeMs }
+  return { dev: stats.dev, ino: stats.ino, ...timesOf(stats) }
 }
