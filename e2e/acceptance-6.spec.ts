@@ -195,6 +195,7 @@ test('the conversation list by keyboard: a rename or a delete dialog closed give
     ['c_alpha', 'Alpha', 0],
     ['c_bravo', 'Bravo', 1],
     ['c_charlie', 'Charlie', 2],
+    ['c_delta', 'Delta', 3 * 24 * 60],
   ] as const) {
     const at = now - age * 60_000
     await writeFile(
@@ -247,4 +248,13 @@ test('the conversation list by keyboard: a rename or a delete dialog closed give
   await page.keyboard.press('Enter')
   await expect(chat.conversation('Bravo')).toHaveCount(0)
   await expect(chat.conversation('Alpha and Omega')).toBeFocused()
+
+  // A row three days old, renamed, moves to Today once the list reloads: it keeps the focus.
+  await chat.conversation('Delta').focus()
+  await page.keyboard.press('F2')
+  await page.keyboard.press('End')
+  await page.keyboard.type(' Force')
+  await page.keyboard.press('Enter')
+  const today = chat.sidebar.getByRole('list', { name: 'Today conversations' })
+  await expect(today.getByRole('button', { name: 'Delta Force', exact: true })).toBeFocused()
 })
