@@ -66,7 +66,12 @@ for (const scheme of ['light', 'dark'] as const) {
           { role: 'user', content: [{ type: 'text', text: 'מה שלומך?' }], createdAt: now },
           {
             role: 'assistant',
-            content: [{ type: 'text', text: '## תשובה קצרה?\n\nהכול טוב, תודה!' }],
+            content: [
+              {
+                type: 'text',
+                text: '## תשובה קצרה?\n\nהכול טוב, תודה!\n\n- פריט\n\n> ציטוט\n\n| עמודה |\n| --- |\n| תא |',
+              },
+            ],
             stopReason: 'end_turn',
             usage: null,
             createdAt: now + 1,
@@ -96,6 +101,14 @@ for (const scheme of ['light', 'dark'] as const) {
     expect(await leftOf(answer, '?', 'קצרה'), 'the heading’s question mark is at the start').toBe(
       true,
     )
+    // So do a list item and a table's cells, each by its own first letters.
+    for (const part of [
+      answer.getByRole('listitem'),
+      answer.getByRole('columnheader'),
+      answer.getByRole('cell'),
+    ]) {
+      expect(await part.evaluate((element) => element.matches(':dir(rtl)'))).toBe(true)
+    }
 
     await chat.composer.fill('שלום, אני כאן!')
     // What is typed sets the box's direction (its text is no node a range can measure).
