@@ -11,6 +11,7 @@ let outDir = ''
 let sizes: BundleSizes
 let atStart: ReadonlyArray<string> = []
 let later: ReadonlyArray<string> = []
+const BUILD_TIMEOUT_MS = 280_000
 
 // The renderer as the app ships it, built once into a temp folder with source maps (a build
 // beside the rest of the suite on 2 cores can take minutes, hence the long wait).
@@ -19,8 +20,13 @@ beforeAll(async () => {
   const built = spawnSync(
     'npx',
     ['electron-vite', 'build', '--sourcemap', '--outDir', outDir, '--logLevel', 'error'],
-    { cwd: repoRoot, encoding: 'utf8' },
+    // Under the hook's 300 s: spawnSync blocks the worker, so only its own timeout can end a
+    // build that hangs (the hook's timer never gets to fire).
+    { cwd: repoRoot, encoding: 'utf8', timeout: BUILD_TIMEOUT_MS, killSignal: 'SIGKILL' },
   )
+  if (built.error && (built.error as NodeJS.ErrnoException).code === 'ETIMEDOUT') {
+    throw new Error(`electron-vite build did not finish within ${BUILD_TIMEOUT_MS / 1000} s`)
+  }
   if (built.status !== 0) throw new Error(`electron-vite build failed: ${built.stderr}`)
   const renderer = path.join(outDir, 'renderer')
   sizes = await bundleSizes(renderer)

@@ -66,7 +66,12 @@ for (const scheme of ['light', 'dark'] as const) {
           { role: 'user', content: [{ type: 'text', text: 'מה שלומך?' }], createdAt: now },
           {
             role: 'assistant',
-            content: [{ type: 'text', text: '## תשובה קצרה?\n\nהכול טוב, תודה!' }],
+            content: [
+              {
+                type: 'text',
+                text: '## תשובה קצרה?\n\nהכול טוב, תודה!\n\n- פריט\n\n> ציטוט\n\n| עמודה |\n| --- |\n| תא |',
+              },
+            ],
             stopReason: 'end_turn',
             usage: null,
             createdAt: now + 1,
@@ -96,6 +101,14 @@ for (const scheme of ['light', 'dark'] as const) {
     expect(await leftOf(answer, '?', 'קצרה'), 'the heading’s question mark is at the start').toBe(
       true,
     )
+    // So do a list item and a table's cells, each by its own first letters.
+    for (const part of [
+      answer.getByRole('listitem'),
+      answer.getByRole('columnheader'),
+      answer.getByRole('cell'),
+    ]) {
+      expect(await part.evaluate((element) => element.matches(':dir(rtl)'))).toBe(true)
+    }
 
     await chat.composer.fill('שלום, אני כאן!')
     // What is typed sets the box's direction (its text is no node a range can measure).
@@ -195,6 +208,7 @@ test('the conversation list by keyboard: a rename or a delete dialog closed give
     ['c_alpha', 'Alpha', 0],
     ['c_bravo', 'Bravo', 1],
     ['c_charlie', 'Charlie', 2],
+    ['c_delta', 'Delta', 3 * 24 * 60],
   ] as const) {
     const at = now - age * 60_000
     await writeFile(
@@ -247,4 +261,13 @@ test('the conversation list by keyboard: a rename or a delete dialog closed give
   await page.keyboard.press('Enter')
   await expect(chat.conversation('Bravo')).toHaveCount(0)
   await expect(chat.conversation('Alpha and Omega')).toBeFocused()
+
+  // A row three days old, renamed, moves to Today once the list reloads: it keeps the focus.
+  await chat.conversation('Delta').focus()
+  await page.keyboard.press('F2')
+  await page.keyboard.press('End')
+  await page.keyboard.type(' Force')
+  await page.keyboard.press('Enter')
+  const today = chat.sidebar.getByRole('list', { name: 'Today conversations' })
+  await expect(today.getByRole('button', { name: 'Delta Force', exact: true })).toBeFocused()
 })

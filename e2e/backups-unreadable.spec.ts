@@ -1,6 +1,7 @@
 import { rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { expect, test } from './fixtures/harness'
+import { shoot } from './fixtures/screens'
 import { SyncPage } from './pages/sync.page'
 
 // The list of memory kept aside cannot be read (a file where refs/cairn goes): Settings → Sync
@@ -17,6 +18,6 @@ for (const scheme of ['light', 'dark'] as const) {
     const said = sync.settings.dialog.getByLabel('Memory kept aside')
     await expect(said).toContainText('cannot be listed because a file is in the way of a folder')
     await said.scrollIntoViewIfNeeded()
-    await page.screenshot({ path: `e2e/artifacts/backups-unreadable-${scheme}.png` })
+    await shoot(page, cairn, `backups-unreadable-${scheme}`)
   })
 }

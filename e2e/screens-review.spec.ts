@@ -5,7 +5,7 @@ import { expect, shoot, test } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
 import { HistoryPage } from './pages/history.page'
 import { MemoryPage } from './pages/memory.page'
-import { PendingListPage } from './pages/review.page'
+import { PendingListPage, ReviewPanel } from './pages/review.page'
 import { SettingsPage } from './pages/settings.page'
 
 for (const scheme of ['light', 'dark'] as const) {
@@ -45,6 +45,13 @@ for (const scheme of ['light', 'dark'] as const) {
     const card = chat.toolCard('str_replace', '/memories/about-sam.md')
     await expect(card).toContainText('Waiting for you')
     await expect(new PendingListPage(page).heading()).toContainText('1 change waits')
+    // "Waiting for you" draws before the change view (loaded on first use) with its diff.
+    const file = '/memories/about-sam.md'
+    await expect(
+      new ReviewPanel(page, card, file)
+        .diff(file)
+        .getByRole('cell', { name: /^added: - Lives in Porto/ }),
+    ).toBeVisible()
     await shoot(page, cairn, `review-chat-${scheme}`, {
       docs: scheme === 'light' && 'review-light',
     })

@@ -1,5 +1,6 @@
-import { lazy, Suspense } from 'react'
+import { lazy } from 'react'
 import { Loading } from './components/Feedback'
+import { LazyPart } from './components/LazyPart'
 import { NavigationProvider, useNavigation } from './lib/navigation'
 import { MemoryNotices } from './features/app/MemoryNotices'
 import { PendingChangesProvider } from './lib/pending-changes'
@@ -143,16 +144,28 @@ function Frame() {
       </aside>
 
       {fullHistory && (
-        <Suspense fallback={<Loading active label="Loading history…" />}>
+        <LazyPart fallback={<Loading active label="Loading history…" />}>
           <FullHistoryView />
-        </Suspense>
+        </LazyPart>
       )}
 
-      <Suspense fallback={<DialogLoading />}>
-        {settingsOpen && <Settings />}
-        {dialog === 'conflicts' && <ConflictDialog />}
-        {dialog === 'join' && <JoinDialog />}
-      </Suspense>
+      {/* One boundary each: a dialog whose code is loading (Join opens by itself once sync
+          settings are saved) never hides another that is open, nor takes its focus. */}
+      {settingsOpen && (
+        <LazyPart fallback={<DialogLoading />} overlay>
+          <Settings />
+        </LazyPart>
+      )}
+      {dialog === 'conflicts' && (
+        <LazyPart fallback={<DialogLoading />} overlay>
+          <ConflictDialog />
+        </LazyPart>
+      )}
+      {dialog === 'join' && (
+        <LazyPart fallback={<DialogLoading />} overlay>
+          <JoinDialog />
+        </LazyPart>
+      )}
     </div>
   )
 }

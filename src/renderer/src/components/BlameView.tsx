@@ -198,7 +198,10 @@ function BlameGutter(props: {
 function Narrowed(props: { readonly long: string; readonly short: string }) {
   return (
     <>
-      <span className="blame-long">{props.long}</span>
+      {/* Its own direction: a right-to-left title reads, and is cut, from its start. */}
+      <span className="blame-long" dir="auto">
+        {props.long}
+      </span>
       <span className="blame-short">{props.short}</span>
     </>
   )

@@ -23,7 +23,8 @@ export function ConversationLink(props: {
       }}
     >
       {props.prefix}
-      {props.title}
+      {/* Isolated: a right-to-left title neither reorders the prefix nor is reordered by it. */}
+      <bdi>{props.title}</bdi>
     </button>
   )
 }

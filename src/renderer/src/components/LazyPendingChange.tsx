@@ -1,6 +1,7 @@
-import { lazy, Suspense } from 'react'
+import { lazy } from 'react'
 import type { PendingChange } from '../../../shared/types'
 import { Loading } from './Feedback'
+import { LazyPart } from './LazyPart'
 
 // A change waiting for review (its diff, flags and editor) appears only in review mode: its
 // code, with the diff library, loads the first time one is shown.
@@ -11,8 +12,8 @@ const PendingChangeView = lazy(() =>
 /** `PendingChangeView`, loaded on first use, with a wait that shows only if loading lingers. */
 export function LazyPendingChange(props: { readonly change: PendingChange }) {
   return (
-    <Suspense fallback={<Loading active label="Loading the change…" />}>
+    <LazyPart fallback={<Loading active label="Loading the change…" />}>
       <PendingChangeView change={props.change} />
-    </Suspense>
+    </LazyPart>
   )
 }

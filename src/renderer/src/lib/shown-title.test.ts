@@ -28,8 +28,16 @@ describe('shownTitle', () => {
     expect(shownTitle('مرحبا 2024')).toBe('مرحبا 2024')
   })
 
-  it('drops a joiner that joins no emoji and tag characters that spell hidden text', () => {
-    expect(shownTitle('pa\u200Dy\u{E0069}\u{E0067}\u{E006E}me')).toBe('payme')
+  it('drops tag characters that spell hidden text', () => {
+    expect(shownTitle('pay\u{E0069}\u{E0067}\u{E006E}me')).toBe('payme')
+  })
+
+  it('keeps the non-joiner and joiner that Persian, Sinhala and Indic words are spelled with', () => {
+    for (const title of ['می\u200Cخواهم نامه\u200Cها', 'ශ්\u200Dරී ලංකා', 'क्\u200Dष']) {
+      expect(shownTitle(title)).toBe(title)
+    }
+    expect(shownTitle('\u200C\u202Eمی\u200Cخواهم\u202C')).toBe('\u200Cمی\u200Cخواهم')
+    expect(shownTitle(' \u200D \u200C\u200B ')).toBe('Untitled')
   })
 
   it('leaves an ordinary title as it is', () => {

@@ -1,5 +1,6 @@
-import { lazy, Suspense, useRef, useState, type KeyboardEvent } from 'react'
+import { lazy, useRef, useState, type KeyboardEvent } from 'react'
 import { Loading } from '../../components/Feedback'
+import { LazyPart } from '../../components/LazyPart'
 import { MemoryBrowser } from '../memory/MemoryBrowser'
 import { useNavigation, type SidePane as Pane } from '../../lib/navigation'
 import { usePendingChanges } from '../../lib/pending-changes'
@@ -76,9 +77,9 @@ export function SidePane() {
           {!shown.has(pane.id) ? null : pane.id === 'memory' ? (
             <MemoryBrowser />
           ) : (
-            <Suspense fallback={<Loading active label="Loading history…" />}>
+            <LazyPart fallback={<Loading active label="Loading history…" />}>
               <HistoryPane />
-            </Suspense>
+            </LazyPart>
           )}
         </div>
       ))}

@@ -1,4 +1,4 @@
-import { useMemo, useRef, useState, type KeyboardEvent } from 'react'
+import { useEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react'
 import type { ConversationSummary } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
 import { Loading } from '../../components/Feedback'
@@ -21,12 +21,22 @@ export function ConversationSidebar() {
   const list = useConversationList(query)
   const [renaming, setRenaming] = useState<string | null>(null)
   // The row whose rename field was closed by Enter or Escape: it takes the focus back, which the
-  // field had (the field was gone from the page, and the focus with it).
-  const [refocus, setRefocus] = useState<string | null>(null)
+  // field had (the field was gone from the page, and the focus with it). Kept by conversation id
+  // until the focus goes elsewhere: a renamed row from an older group moves to "Today" once the
+  // list reloads, drawn anew there, and takes the focus again.
+  const refocus = useRef<string | null>(null)
+  const refocused = useRef<HTMLButtonElement | null>(null)
   const closeRename = (id: string, byKey: boolean) => {
     setRenaming(null)
-    if (byKey) setRefocus(id)
+    refocus.current = byKey ? id : null
   }
+  useEffect(() => {
+    const elsewhere = (event: FocusEvent) => {
+      if (event.target !== refocused.current) refocus.current = null
+    }
+    document.addEventListener('focusin', elsewhere)
+    return () => document.removeEventListener('focusin', elsewhere)
+  }, [])
   const [deleting, setDeleting] = useState<ConversationSummary | null>(null)
   const [actionError, setActionError] = useState<string | null>(null)
 
@@ -146,14 +156,11 @@ export function ConversationSidebar() {
                         <button
                           type="button"
                           className="conv-open"
-                          ref={
-                            conversation.id === refocus
-                              ? (button) => {
-                                  button?.focus()
-                                  setRefocus(null)
-                                }
-                              : undefined
-                          }
+                          ref={(button) => {
+                            if (!button || refocus.current !== conversation.id) return
+                            refocused.current = button
+                            button.focus()
+                          }}
                           aria-current={conversation.id === conversationId ? 'page' : undefined}
                           onClick={() => openConversation(conversation.id)}
                           onKeyDown={(event) => {

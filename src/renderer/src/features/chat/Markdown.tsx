@@ -32,6 +32,11 @@ const components: Components = {
   h4: ({ children }) => <h4 dir="auto">{children}</h4>,
   h5: ({ children }) => <h5 dir="auto">{children}</h5>,
   h6: ({ children }) => <h6 dir="auto">{children}</h6>,
+  // So do list items and table cells (a cell keeps its column's alignment, an item its task-list
+  // class). A quote holds paragraphs, each with its own direction already.
+  li: ({ node: _node, ...props }) => <li dir="auto" {...props} />,
+  td: ({ node: _node, ...props }) => <td dir="auto" {...props} />,
+  th: ({ node: _node, ...props }) => <th dir="auto" {...props} />,
   table: ({ children }) => (
     <div className="md-table-wrap">
       <table>{children}</table>

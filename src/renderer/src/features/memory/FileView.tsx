@@ -1,9 +1,10 @@
-import { lazy, Suspense, useEffect, useRef, useState, type KeyboardEvent } from 'react'
+import { lazy, useEffect, useRef, useState, type KeyboardEvent } from 'react'
 import type { FileUse, MemoryEntry, MemoryFile } from '../../../../shared/types'
 import { relativeTime, visibleName } from '../../lib/format'
 import { Banner } from '../../components/Banner'
 import type { BlameActions } from '../../components/BlameView'
 import { EmptyState, Loading } from '../../components/Feedback'
+import { LazyPart } from '../../components/LazyPart'
 import { icons } from '../../components/icons'
 import { useNow } from '../../lib/use-now'
 import { MarkdownView } from './MarkdownView'
@@ -274,9 +275,9 @@ function FileBlame(props: {
   const now = useNow()
   return (
     <div className="mem-blame" role="region" aria-label={`Blame of ${baseName(props.path)}`}>
-      <Suspense fallback={<Loading active label="Tracing lines…" />}>
+      <LazyPart fallback={<Loading active label="Tracing lines…" />}>
         <LoadedBlame path={props.path} at={props.at} now={now} actions={props.actions} compact />
-      </Suspense>
+      </LazyPart>
     </div>
   )
 }

@@ -1,4 +1,4 @@
-import { lazy, Suspense, useEffect, useMemo, useRef, useState } from 'react'
+import { lazy, useEffect, useMemo, useRef, useState } from 'react'
 import type { ApiResult, ChangeResult, MemoryEntry } from '../../../../shared/types'
 import { Banner, Notice, useNotice } from '../../components/Banner'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
@@ -7,6 +7,7 @@ import { ConversationLink } from '../../components/ConversationLink'
 import { useSummary } from '../../lib/commit-summaries'
 import { useConversationTitles } from '../../lib/conversation-titles'
 import { EmptyState, Loading } from '../../components/Feedback'
+import { LazyPart } from '../../components/LazyPart'
 import { icons } from '../../components/icons'
 import { Splitter } from '../../components/Splitter'
 import { api, errorMessage, unwrap } from '../../lib/api'
@@ -477,7 +478,7 @@ export function MemoryBrowser() {
 
       <div className="mem-detail">
         {comparing && then?.at ? (
-          <Suspense fallback={<Loading active label="Loading the comparison…" />}>
+          <LazyPart fallback={<Loading active label="Loading the comparison…" />}>
             <ComparePanel
               comparison={comparison.value}
               loading={comparison.loading}
@@ -486,7 +487,7 @@ export function MemoryBrowser() {
               selected={selected}
               onSelect={(path) => setSelected(path)}
             />
-          </Suspense>
+          </LazyPart>
         ) : selected ? (
           <FileView
             path={selected}
