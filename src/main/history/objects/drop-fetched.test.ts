@@ -1,9 +1,18 @@
 /**
  * Removing the packs a refused fetch brought (`HistorySession.dropFetchedPacks`): only what
- * nothing kept reaches goes. A real history, packs made by the git CLI, git as second opinion.
+ * nothing kept reaches goes; and `removePack`, which removes each, never through a link at
+ * objects/pack. A real history, packs made by the git CLI, git as second opinion.
  */
 import { execFileSync } from 'node:child_process'
-import { copyFileSync, existsSync, readdirSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import {
+  copyFileSync,
+  existsSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  symlinkSync,
+} from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -11,6 +20,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createObjectStore } from '../object-store'
 import { gitAsAnn, gitCli, memoryTestBed, userWrite } from '../test-helpers'
 import { dropFetchedPacks } from './drop-fetched'
+import { removePack } from './pack-writer'
 
 const bed = memoryTestBed()
 let scratch = ''
@@ -158,5 +168,49 @@ describe('dropFetchedPacks', () => {
     ).toEqual([name])
     expect(() => gitCli(bed.dataDir, 'cat-file', '-e', oids[0]!)).toThrow()
     gitCli(bed.dataDir, 'fsck', '--strict')
+  })
+})
+
+describe('removePack', () => {
+  /** Every name in `dir` with a hash of its bytes: what was written or removed there shows. */
+  const contentsOf = (dir: string) =>
+    Object.fromEntries(
+      readdirSync(dir)
+        .sort()
+        .map((name) => [
+          name,
+          createHash('sha256')
+            .update(readFileSync(path.join(dir, name)))
+            .digest('hex'),
+        ]),
+    )
+
+  it('refuses a link at objects/pack (to a folder outside), writing and removing nothing there', async () => {
+    await userWrite(bed.memory, '/memories/a.md', 'mine\n')
+    const { name, oids } = packOf('theirs, refused\n')
+    await bed.close()
+    // objects/pack made a link to a folder outside the data folder, the pack in it.
+    const gitdir = path.join(bed.dataDir, 'history.git')
+    const packDir = path.join(gitdir, 'objects', 'pack')
+    const outside = path.join(scratch, 'outside')
+    renameSync(packDir, outside)
+    symlinkSync(outside, packDir)
+    const before = contentsOf(outside)
+    expect(Object.keys(before)).toEqual(expect.arrayContaining([`${name}.idx`, `${name}.pack`]))
+    const store = createObjectStore(gitdir)
+    try {
+      expect(store.db.packDir).toBe(packDir)
+      // Before: the .folded marker was written there and the pack's files unlinked.
+      await expect(removePack(store.db, name)).rejects.toThrow(/objects\/pack is not a folder/)
+    } finally {
+      store.close()
+    }
+    expect(contentsOf(outside)).toEqual(before)
+    expect(readdirSync(outside)).not.toContain(`${name}.folded`)
+    expect(
+      execFileSync('git', ['--git-dir', gitdir, 'cat-file', 'blob', oids[0]!], {
+        encoding: 'utf8',
+      }),
+    ).toBe('theirs, refused\n')
   })
 })
