@@ -58,6 +58,9 @@ function leftOvers(machine: Machine): string[] {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const full = path.join(dir, entry.name)
       if (entry.isDirectory()) walk(full)
+      // The object store's spare files (`tmp_spare_`, kept open for the next writes and
+      // removed at close) are not a transfer's leftovers.
+      else if (entry.name.startsWith('tmp_spare_')) continue
       else if (/\.lock$|^tmp|\.tmp$|\.keep$|^incoming-/.test(entry.name)) found.push(full)
     }
   }
@@ -166,6 +169,8 @@ describe('Stop where it is hardest', () => {
           again.git('rev-parse', 'main').trim(),
         )
         await expectSound(ctx.server, repo, [again, desktop])
+        // Closed before its folder is removed below: an open core may still make files there.
+        await ctx.stop(again)
       } finally {
         await proxy.close()
       }
