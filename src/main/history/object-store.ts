@@ -456,9 +456,11 @@ export function createObjectStore(gitdir: string): ObjectStore {
       // objects/ for minutes (a temp file for one call), long enough for another process to
       // put a link or another file under its name, or to write through it. Only the file
       // written, holding exactly the object, is renamed into place.
-      const held = disk.fstatSync(spare.fd)
+      // (The spare's inode was taken when it was made, off the command's path: one `lstat`
+      // here tells both whether the name is still that file and whether it holds exactly the
+      // object's bytes.)
       const named = disk.lstatSync(spare.file)
-      if (named.ino !== held.ino || named.dev !== held.dev || held.size !== data.length) {
+      if (named.ino !== spare.ino || named.dev !== spare.dev || named.size !== data.length) {
         throw new Error('spare file replaced')
       }
       // Renamed over a damaged file of the same name, if there is one.
@@ -517,7 +519,12 @@ export function createObjectStore(gitdir: string): ObjectStore {
   // is an empty `tmp_spare_` file in objects/, which git ignores (and `git prune` removes two
   // weeks on, as any `tmp_` file there) and this store removes at its first write, when it
   // lists objects/ (`listedDirs`).
-  const spares: Array<{ readonly fd: number; readonly file: string }> = []
+  const spares: Array<{
+    readonly fd: number
+    readonly file: string
+    readonly ino: number
+    readonly dev: number
+  }> = []
   let makingSpares = false
   function makeSpares(): void {
     if (makingSpares || closed || spares.length >= SPARE_FILES) return
@@ -534,11 +541,18 @@ export function createObjectStore(gitdir: string): ObjectStore {
         return
       }
       const file = `${objectsDir}${path.sep}${SPARE_PREFIX}${tempSuffix()}`
+      let fd: number | null = null
       try {
-        spares.push({ fd: disk.openSync(file, OPEN.WRITE_NEW, 0o444), file })
+        fd = disk.openSync(file, OPEN.WRITE_NEW, 0o444)
+        const { ino, dev } = disk.fstatSync(fd)
+        spares.push({ fd, file, ino, dev })
       } catch {
         // A full disk, objects/ gone or refused: writes create their temp files as before,
         // and the next write tries again.
+        if (fd !== null) {
+          closeQuietly(fd)
+          unlinkQuietly(file)
+        }
         makingSpares = false
         return
       }
