@@ -400,11 +400,8 @@ export async function fetchMain(
  * way of the ref (a folder in its place, a file where its folder goes) is kept aside first, as
  * a fetch does: a delete met it as EISDIR or ENOTDIR and the sync stopped part-way.
  */
-export async function forgetTracking(gitdir: string, logger?: Logger): Promise<void> {
-  await oneAtATime(gitdir, async () => {
-    clearRefWay(gitdir, TRACKING_REF, logger)
-    await git.deleteRef({ fs: gitFs, gitdir, ref: TRACKING_REF })
-  })
+export function forgetTracking(gitdir: string, logger?: Logger): Promise<void> {
+  return setTracking(gitdir, null, logger)
 }
 
 /**
