@@ -791,6 +791,9 @@ export interface WriteOptions {
   readonly stage?: (write: StagedWrite) => Promise<void>
 }
 
+/** A write's rename when nothing is wanted around it (`WriteOptions.aroundRename`). */
+const renameNow = (rename: () => void): void => rename()
+
 /**
  * A file written under its temp name in its folder, not yet flushed nor renamed over its
  * target (`WriteOptions.stage`): `flush`, then `publish`, then `syncFolder`.
@@ -808,7 +811,7 @@ export class StagedWrite {
     fd: number,
     /** The bytes written. */
     readonly content: Buffer,
-    private readonly aroundRename: NonNullable<WriteOptions['aroundRename']> = (rename) => rename(),
+    private readonly aroundRename: NonNullable<WriteOptions['aroundRename']> = renameNow,
   ) {
     this.fd = fd
   }
@@ -955,9 +958,8 @@ export async function writeFileAtomically(
     const closing = fd
     fd = undefined
     disk.closeSync(closing)
-    const rename = () => disk.renameSync(folder.entry(temp), folder.entry(name))
-    if (options.aroundRename) options.aroundRename(rename)
-    else rename()
+    const around = options.aroundRename ?? renameNow
+    around(() => disk.renameSync(folder.entry(temp), folder.entry(name)))
     ownsTemp = false
   } catch (error) {
     if (fd !== undefined) closeQuietly(fd)
