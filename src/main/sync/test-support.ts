@@ -7,7 +7,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { afterAll, afterEach, beforeAll, expect } from 'vitest'
+import { afterAll, afterEach, beforeAll, expect, onTestFinished } from 'vitest'
 import type { RequestChannel, RequestPayload, RequestResults } from '../../shared/contract'
 import type { SyncStatus } from '../../shared/types'
 import { createFileSecretStore } from '../settings'
@@ -291,6 +291,7 @@ export async function expectSound(
   machines: ReadonlyArray<Machine>,
 ): Promise<string> {
   const clone = await mkdtemp(path.join(os.tmpdir(), 'cairn-clone-'))
+  onTestFinished(() => rm(clone, { recursive: true, force: true }))
   const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: clone, GIT_TERMINAL_PROMPT: '0' }
   const url = server.url(repo).replace('http://', `http://${server.user}:${server.token}@`)
   await run('git', ['clone', '--quiet', '--mirror', url, path.join(clone, 'remote.git')], { env })
