@@ -3,8 +3,6 @@ import os from 'node:os'
 import path from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { nodeDisk, setDisk } from '../lib/disk'
-import { hookDisk } from '../lib/disk-hooks'
 import { openVersionedMemory } from './index'
 import {
   commitCount,
@@ -12,6 +10,7 @@ import {
   fsck,
   gitCli,
   headFolderDifferences,
+  killPointsOf,
   leftoverTempFiles,
   runKilledChild,
 } from './test-helpers'
@@ -25,11 +24,6 @@ import {
 const INDEX = JSON.stringify(path.resolve('src/main/history/index.ts'))
 const DISK = JSON.stringify(path.resolve('src/main/lib/disk.ts'))
 const HOOKS = JSON.stringify(path.resolve('src/main/lib/disk-hooks.ts'))
-
-const CHANGING =
-  /^(openSync|writeFileSync|writeSync|write|fsync|renameSync|linkSync|unlinkSync|mkdirSync|rmdirSync|rmSync|ftruncate|promises\.(writeFile|rename|rm|unlink|mkdir|rmdir))$/
-const FOLDER_MOVE =
-  /^(renameSync|linkSync|unlinkSync|mkdirSync|rmdirSync|promises\.(rename|rm|unlink|rmdir))$/
 
 const ORIGIN = { actor: 'claude' as const, conversationId: 'c_seed', toolUseId: 'toolu_seed' }
 
@@ -71,25 +65,10 @@ function freshCopy(): string {
 async function dryRun(): Promise<{ after: Map<string, string>; killPoints: number[] }> {
   const dataDir = freshCopy()
   const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
-  const changing: number[] = []
-  const folderMoves: number[] = []
-  const counting = hookDisk(nodeDisk, (c) => {
-    if (!CHANGING.test(c.name)) return
-    changing.push(c.n)
-    if (FOLDER_MOVE.test(c.name) && !c.args.some((a) => String(a).includes('history.git'))) {
-      folderMoves.push(c.n)
-    }
-  })
-  const restoreDisk = setDisk(counting.disk)
-  try {
+  const killPoints = await killPointsOf(async () => {
     expect((await memory.restoreAll(first)).commit).not.toBeNull()
-  } finally {
-    restoreDisk()
-  }
+  })
   await memory.close()
-  const killPoints = [...new Set([changing[0]!, ...folderMoves, changing.at(-1)!])].sort(
-    (a, b) => a - b,
-  )
   return { after: await folderFiles(dataDir), killPoints }
 }
 
