@@ -235,6 +235,8 @@ async function eachFileOnEitherSide(
   repo: Pick<Repo, 'store' | 'workRoot'>,
   deltas: ReadonlyArray<FileDelta>,
 ): Promise<boolean> {
+  const writes = new Set(deltas.filter((d) => d.after !== null).map((d) => d.path))
+  const writesUnder = (folder: string) => [...writes].some((p) => p.startsWith(`${folder}/`))
   const tree = new FolderTree(repo.workRoot)
   try {
     for (const delta of deltas) {
@@ -250,6 +252,11 @@ async function eachFileOnEitherSide(
       }
       if (found.kind !== 'file') {
         if (delta.after === null && found.kind === 'missing') continue
+        // A file and a folder trading places: the restore removes the one before it writes
+        // the other, so a kill between leaves a removed file's name a folder the restore
+        // writes into, or a removed folder's file under a file the restore writes.
+        if (delta.after === null && found.kind === 'directory' && writesUnder(delta.path)) continue
+        if (delta.after === null && found.kind === 'under-file' && writes.has(found.at)) continue
         return false
       }
       if (keepsNoCopy(found.name, found.stats, found.parent.entry(found.name))) continue

@@ -855,6 +855,42 @@ export async function recordInterruptedRestoreAll(
   )
 }
 
+// The disk calls that change something: a SIGKILL just before each is a distinct state.
+const DISK_CHANGING_CALLS =
+  /^(openSync|writeFileSync|writeSync|write|fsync|renameSync|linkSync|unlinkSync|mkdirSync|rmdirSync|rmSync|ftruncate|promises\.(writeFile|rename|rm|unlink|mkdir|rmdir))$/
+
+// Of those, the calls that put a name in the memory folder or take one away.
+const FOLDER_MOVE_CALLS =
+  /^(renameSync|linkSync|unlinkSync|mkdirSync|rmdirSync|promises\.(rename|rm|unlink|rmdir))$/
+
+/**
+ * Runs `change` with every disk call counted and returns where a SIGKILL test kills a child
+ * doing the same (`hookDisk`'s call numbers): the first and the last call that changes the
+ * disk and each that moves a name in the memory folder, or, with `all`, every changing call.
+ */
+export async function killPointsOf(change: () => Promise<void>, all = false): Promise<number[]> {
+  const changing: number[] = []
+  const folderMoves: number[] = []
+  const counting = hookDisk(nodeDisk, (call) => {
+    if (!DISK_CHANGING_CALLS.test(call.name)) return
+    changing.push(call.n)
+    if (
+      FOLDER_MOVE_CALLS.test(call.name) &&
+      !call.args.some((a) => String(a).includes('history.git'))
+    ) {
+      folderMoves.push(call.n)
+    }
+  })
+  const restore = setDisk(counting.disk)
+  try {
+    await change()
+  } finally {
+    restore()
+  }
+  if (all) return changing
+  return [...new Set([changing[0]!, ...folderMoves, changing.at(-1)!])].sort((a, b) => a - b)
+}
+
 /**
  * Runs `script` (an ES module, through tsx) in a child Node. With `killAfterOutputMs`, kills it
  * with SIGKILL that long after it first writes to stdout; without, it is to kill itself. Fails
