@@ -192,8 +192,12 @@ export const COMMIT_CACHE_SIZE = 10_000
  */
 export const FOLDERS_AFTER_OPEN_MS = 200
 
-/** Spare files kept ready for objects' writes (see `makeSpares`): a nested commit writes 5. */
-export const SPARE_FILES = 8
+/**
+ * Spare files kept ready for objects' writes (see `makeSpares`): a nested commit writes 5, and
+ * commands queued back to back (several in one message of Claude's) leave no moment between
+ * them to make more, so there are enough for three such commits (stop 33).
+ */
+export const SPARE_FILES = 16
 /** The names of spare files in objects/ (a `tmp_` name, which git leaves alone). */
 export const SPARE_PREFIX = 'tmp_spare_'
 const SPARE_RETRY_MS = 5

@@ -87,6 +87,43 @@ describe('spare files for objects', () => {
     fsck(dataDir)
   })
 
+  // Claude may send several memory commands in one message: they are queued back to back, with
+  // no moment between them to make spares again. A nested edit writes five objects (the file,
+  // three folders' trees, the commit); three of them in a row must still find a spare for each.
+  it('are enough for three nested edits queued at once: none creates a file under objects/', async () => {
+    for (const n of [1, 2, 3]) {
+      const outcome = await memory!.execute(
+        { command: 'create', path: `/memories/deep/er/x${n}.md`, file_text: `x${n} v0\n` },
+        CLAUDE,
+      )
+      expect(outcome.commit).not.toBeNull()
+    }
+    await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES), { timeout: 30_000 })
+    let outcomes: Awaited<ReturnType<VersionedMemory['execute']>>[] = []
+    const created = await createdDuring(async () => {
+      outcomes = await Promise.all(
+        [1, 2, 3].map((n) =>
+          memory!.execute(
+            {
+              command: 'str_replace',
+              path: `/memories/deep/er/x${n}.md`,
+              old_str: 'v0',
+              new_str: 'v1',
+            },
+            CLAUDE,
+          ),
+        ),
+      )
+    })
+    expect(created).toEqual([])
+    const commits = outcomes.map((outcome) => outcome.commit?.oid)
+    expect(new Set(commits).size).toBe(3)
+    for (const [i, oid] of commits.entries()) {
+      expect(gitCli(dataDir, 'show', `${oid}:deep/er/x${i + 1}.md`)).toBe(`x${i + 1} v1\n`)
+    }
+    fsck(dataDir)
+  })
+
   it('are removed at close', async () => {
     await vi.waitFor(() => expect(sparesThere().length).toBe(SPARE_FILES), { timeout: 30_000 })
     await memory!.close()
