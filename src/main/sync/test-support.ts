@@ -25,6 +25,32 @@ const run = promisify(execFile)
 export const trackingFile = (gitdir: string): string =>
   path.join(gitdir, ...TRACKING_REF.split('/'))
 
+/**
+ * The git CLI on `gitdir` as another client would run it (`input` on stdin; commits by
+ * "Other"), trimmed: what a sync test pushes to a remote behind Cairn's back, hostile objects
+ * (`hash-object --literally`) among them. No user or system configuration is read.
+ */
+export function otherClient(
+  gitdir: string,
+  input: string | Buffer | null,
+  ...args: string[]
+): string {
+  return execFileSync('git', ['--git-dir', gitdir, ...args], {
+    encoding: 'utf8',
+    ...(input !== null ? { input } : {}),
+    maxBuffer: 64 * 1024 * 1024,
+    env: {
+      ...process.env,
+      GIT_CONFIG_NOSYSTEM: '1',
+      HOME: gitdir,
+      GIT_AUTHOR_NAME: 'Other',
+      GIT_AUTHOR_EMAIL: 'other@example.com',
+      GIT_COMMITTER_NAME: 'Other',
+      GIT_COMMITTER_EMAIL: 'other@example.com',
+    },
+  }).trim()
+}
+
 /** Runs `task` with every disk call `matches` accepts failing with EIO; says how many failed. */
 export async function withEio<T>(
   matches: (call: DiskCall) => boolean,
