@@ -39,6 +39,7 @@ import {
   fetchMain,
   forgetTracking,
   pushMain,
+  remoteHead,
   setTracking,
   TRACKING_REF,
   type RemoteSpec,
@@ -63,7 +64,36 @@ export interface EngineContext {
   readonly now: () => number
   /** Whether names in the memory folder ignore case (default: macOS and Windows). */
   readonly namesFoldCase?: boolean
+  /**
+   * The remote's `main` a sync with this remote last refused for what it holds, and why: while
+   * the remote's `main` is still that commit, the sync refuses it again without fetching it.
+   */
+  readonly refused?: RefusedRemote | null
 }
+
+/** A remote commit refused for its own content (whatever this machine holds), and why. */
+export interface RefusedRemote {
+  readonly commit: string
+  readonly message: string
+}
+
+/**
+ * A refusal of what a version from elsewhere holds (a link, a name that leaves the folder, a
+ * file too large to version, a listing git calls damaged), whatever this machine holds: the
+ * same commit is refused again every time. `commit`: the remote's `main` refused, once known.
+ */
+export class RefusedContentError extends CairnError {
+  constructor(
+    message: string,
+    readonly commit: string | null = null,
+  ) {
+    super('sync-unsafe-content', message)
+  }
+}
+
+/** Added to a refusal said again without fetching the commit again. */
+const NOT_FETCHED_AGAIN =
+  ' Cairn refused this version of the remote before and did not download it again; it looks again once the remote changes.'
 
 export type SyncOutcome =
   | {
@@ -107,6 +137,16 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
     // objects and refs outside the serial queue).
     ctx.git.assertWriter()
     checkStopped()
+    // A commit refused before is refused again as it stands, unfetched: its content is what was
+    // refused, and its pack came in full at every sync (a link beside a large file, each time).
+    // Only the advertisement of the remote's refs is asked for.
+    if (ctx.refused && !refetched) {
+      const refused = ctx.refused
+      const now = await stopping(() => remoteHead(ctx.remote))
+      if (now === refused.commit) {
+        throw new RefusedContentError(`${refused.message}${NOT_FETCHED_AGAIN}`, now)
+      }
+    }
     // The remote's `main` seen before this fetch, every ref's commit then (what they reach was
     // stored before the fetch: the walk of a refusal's removal stops there), and the packs the
     // fetch wrote: what a refusal of the remote's content sets back and removes.
@@ -138,8 +178,7 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
             isUnreadableObject(error) &&
             !(await localReaches(ctx.git, session.head(), error.oid))
           ) {
-            throw new CairnError(
-              'sync-unsafe-content',
+            throw new RefusedContentError(
               `The remote holds a version Cairn cannot read (${cutWithEllipsis(escapeInvisible(error.detail), 200)}). Nothing was changed; remove that version from the remote to sync.`,
             )
           }
@@ -154,6 +193,10 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
       .catch(async (error: unknown) => {
         if (error instanceof CairnError && error.code === 'sync-unsafe-content') {
           await dropRefusedFetch(ctx, packs, seenBefore, refsBefore)
+        }
+        // Which commit was refused, so that the next sync need not fetch it again.
+        if (error instanceof RefusedContentError && remote !== null) {
+          throw new RefusedContentError(error.message, remote)
         }
         throw error
       })
@@ -761,8 +804,7 @@ async function checkFiles(
   }
   if (refused.length === 0) return
   const listed = refused.slice(0, 3).join(', ') + (refused.length > 3 ? ', …' : '')
-  throw new CairnError(
-    'sync-unsafe-content',
+  throw new RefusedContentError(
     `The remote holds files Cairn will not put in your memory folder: ${listed}. Nothing was changed; remove them from the remote to sync.`,
   )
 }
