@@ -280,11 +280,8 @@ async function dropRefusedFetch(
       ctx.git.exclusive(async (session) => {
         await setTracking(gitdir, seenBefore, ctx.remote.logger)
         if (packs.length === 0) return
-        const heads = seenBefore === null ? [] : [seenBefore]
-        for (const ref of await refNames(gitdir, 'refs/', true)) {
-          const oid = ref === TRACKING_REF ? null : await readRef(gitdir, ref)
-          if (oid !== null) heads.push(oid)
-        }
+        // A ref that cannot be read keeps every pack (the failure is logged below).
+        const heads = [...(seenBefore === null ? [] : [seenBefore]), ...(await refTips(gitdir))]
         const dropped = await session.dropFetchedPacks(packs, heads, refsBefore)
         if (dropped.length < packs.length) {
           ctx.remote.logger?.warn(
@@ -306,12 +303,21 @@ async function dropRefusedFetch(
 async function refCommits(gitdir: string, head: string | null): Promise<ReadonlyArray<string>> {
   const oids = head === null ? [] : [head]
   try {
-    for (const ref of await refNames(gitdir, 'refs/', true)) {
-      const oid = await readRef(gitdir, ref)
-      if (oid !== null) oids.push(oid)
-    }
+    return [...oids, ...(await refTips(gitdir, null))]
   } catch {
-    return oids.slice(0, 1)
+    return oids
+  }
+}
+
+/**
+ * The commit each ref under `refs/` names, but `skip`'s (by default the tracking ref, which a
+ * refusal sets back); a ref gone or damaged is left out. Throws when a ref cannot be read.
+ */
+async function refTips(gitdir: string, skip: string | null = TRACKING_REF): Promise<string[]> {
+  const oids: string[] = []
+  for (const ref of await refNames(gitdir, 'refs/', true)) {
+    const oid = ref === skip ? null : await readRef(gitdir, ref)
+    if (oid !== null) oids.push(oid)
   }
   return oids
 }

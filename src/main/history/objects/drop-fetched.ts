@@ -8,7 +8,7 @@
  */
 import { exists, syncFolder } from '../../lib/disk'
 import type { ObjectStore } from '../object-store'
-import { removePack } from './pack-writer'
+import { DROPPED, removePack } from './pack-writer'
 
 /**
  * Removes each pack of `names` (`pack-<checksum>`) whose objects held nowhere else no commit of
@@ -56,10 +56,13 @@ export async function dropFetchedPacks(
   const dropped: string[] = []
   for (const open of own) {
     if (keep.has(open.name)) continue
-    await removePack(db, open.name)
-    await syncFolder(db.packDir)
+    // Marked as dropped, durably, before its index goes: a kill on the way leaves a pack the
+    // next open removes whole (a `.folded` mark would have kept it, index and all).
+    await removePack(db, open.name, undefined, DROPPED)
     dropped.push(open.name)
   }
+  // The unlinks made durable once for them all (each pack's mark was, before its files went).
+  if (dropped.length > 0) await syncFolder(db.packDir)
   return dropped
 }
 
