@@ -22,7 +22,7 @@ import {
 import { CairnError } from '../lib/errors'
 import { cutWithEllipsis, escapeInvisible, foldedName } from '../lib/text'
 import { MARKER_SIZE, MAX_MARKER_SIZE } from './conflict-markers'
-import { clearRefWay, gitFs, readRef, refNames } from './git-fs'
+import { clearRefWay, gitFs, readRef, refNames, releaseFetchedPacks } from './git-fs'
 import {
   commitFiles,
   foldedCollisions,
@@ -153,53 +153,65 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
     let seenBefore: string | null = null
     let refsBefore: ReadonlyArray<string> = []
     const packs: string[] = []
-    const remote = await stopping(() =>
-      ctx.git.transfer(async () => {
-        seenBefore = await readRef(ctx.git.gitdir, TRACKING_REF)
-        refsBefore = await refCommits(ctx.git.gitdir, ctx.git.head())
-        return fetchMain(ctx.git.gitdir, ctx.remote, { onPack: (name) => packs.push(name) })
-      }),
-    )
-    const step = await ctx.git
-      .exclusive(async (session) => {
-        // The last moment a Stop changes nothing: once integrating starts, it is done whole.
-        checkStopped()
-        const before = session.head()
-        try {
-          // The person's answer covers the remote they were asked about; a later attempt (another
-          // machine pushed meanwhile) asks again if the remote turned into something else.
-          return await integrate(ctx, session, remote, attempt === 1 ? choice : null)
-        } catch (error) {
-          // A version git itself calls damaged (one name twice in a folder, a name holding `/`)
-          // that this machine's `main` does not reach came from the remote: said as the remote's,
-          // never as damage to this machine's history, which git fsck finds whole.
-          if (
-            remote !== null &&
-            isUnreadableObject(error) &&
-            !(await localReaches(ctx.git, session.head(), error.oid))
-          ) {
-            throw new RefusedContentError(
-              `The remote holds a version Cairn cannot read (${cutWithEllipsis(escapeInvisible(error.detail), 200)}). Nothing was changed; remove that version from the remote to sync.`,
-            )
+    let remote: string | null
+    let step: Step
+    try {
+      remote = await stopping(() =>
+        ctx.git.transfer(async () => {
+          seenBefore = await readRef(ctx.git.gitdir, TRACKING_REF)
+          refsBefore = await refCommits(ctx.git.gitdir, ctx.git.head())
+          return fetchMain(ctx.git.gitdir, ctx.remote, { onPack: (name) => packs.push(name) })
+        }),
+      )
+      step = await ctx.git
+        .exclusive(async (session) => {
+          // The last moment a Stop changes nothing: once integrating starts, it is done whole.
+          checkStopped()
+          const before = session.head()
+          try {
+            // The person's answer covers the remote they were asked about; a later attempt (another
+            // machine pushed meanwhile) asks again if the remote turned into something else.
+            return await integrate(ctx, session, remote, attempt === 1 ? choice : null)
+          } catch (error) {
+            // A version git itself calls damaged (one name twice in a folder, a name holding `/`)
+            // that this machine's `main` does not reach came from the remote: said as the remote's,
+            // never as damage to this machine's history, which git fsck finds whole.
+            if (
+              remote !== null &&
+              isUnreadableObject(error) &&
+              !(await localReaches(ctx.git, session.head(), error.oid))
+            ) {
+              throw new RefusedContentError(
+                `The remote holds a version Cairn cannot read (${cutWithEllipsis(escapeInvisible(error.detail), 200)}). Nothing was changed; remove that version from the remote to sync.`,
+              )
+            }
+            if (remote === null || !isMissingObject(error)) throw error
+            // The second time, whose object it is decides what the person is told.
+            const local = refetched && (await localReaches(ctx.git, session.head(), error.oid))
+            return { kind: 'incomplete', local } as const
+          } finally {
+            moved ||= session.head() !== before
           }
-          if (remote === null || !isMissingObject(error)) throw error
-          // The second time, whose object it is decides what the person is told.
-          const local = refetched && (await localReaches(ctx.git, session.head(), error.oid))
-          return { kind: 'incomplete', local } as const
-        } finally {
-          moved ||= session.head() !== before
-        }
-      })
-      .catch(async (error: unknown) => {
-        if (error instanceof CairnError && error.code === 'sync-unsafe-content') {
-          await dropRefusedFetch(ctx, packs, seenBefore, refsBefore)
-        }
-        // Which commit was refused, so that the next sync need not fetch it again.
-        if (error instanceof RefusedContentError && remote !== null) {
-          throw new RefusedContentError(error.message, remote)
-        }
-        throw error
-      })
+        })
+        .catch(async (error: unknown) => {
+          if (error instanceof CairnError && error.code === 'sync-unsafe-content') {
+            await dropRefusedFetch(ctx, packs, seenBefore, refsBefore)
+          }
+          // Which commit was refused, so that the next sync need not fetch it again.
+          if (error instanceof RefusedContentError && remote !== null) {
+            throw new RefusedContentError(error.message, remote)
+          }
+          throw error
+        })
+    } finally {
+      // Maintenance may fold them now: taken in, or removed as refused (see `fetchFs`). A
+      // `.keep` left (a disk that fails the unlink) goes at the next fetch.
+      try {
+        releaseFetchedPacks(ctx.git.gitdir, packs)
+      } catch (failure) {
+        ctx.remote.logger?.warn('A fetched pack could not be left to maintenance yet', failure)
+      }
+    }
     if (step.kind === 'incomplete') {
       // A remote that sent part of what its `main` needs (a pack lacking an object its
       // commits name) left the tracking ref on a commit this repository cannot read whole.
