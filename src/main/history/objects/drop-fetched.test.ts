@@ -170,6 +170,36 @@ describe('dropFetchedPacks', () => {
     gitCli(bed.dataDir, 'fsck', '--strict')
   })
 
+  it('is not stopped by a ref made while the fetch ran that names no commit, and keeps what a tag made then reaches', async () => {
+    await userWrite(bed.memory, '/memories/a.md', 'mine\n')
+    const before = gitCli(bed.dataDir, 'rev-parse', 'main').trim()
+    const refused = packOf('theirs, refused\n')
+    const tagged = packOf('only the tag reaches it\n')
+    // While the fetch ran, a person made refs with git: a tag, a tree and a file named by refs,
+    // and an annotated tag on a commit (not on main) holding an object only a fetched pack has.
+    const tree = execFileSync(
+      'git',
+      ['--git-dir', path.join(bed.dataDir, 'history.git'), 'mktree'],
+      { input: `100644 blob ${tagged.oids[0]!}\tt.md\n`, encoding: 'utf8' },
+    ).trim()
+    const commit = gitAsAnn(bed.dataDir, 'commit-tree', tree, '-m', 'tagged').trim()
+    gitAsAnn(bed.dataDir, 'tag', '-a', '-m', 'main', 'on-main', 'main')
+    gitAsAnn(bed.dataDir, 'tag', '-a', '-m', 'elsewhere', 'elsewhere', commit)
+    gitCli(bed.dataDir, 'update-ref', 'refs/odd/tree', 'main^{tree}')
+    gitCli(bed.dataDir, 'update-ref', 'refs/odd/file', 'main:a.md')
+    const refs = gitCli(bed.dataDir, 'for-each-ref', '--format=%(objectname)').trim().split('\n')
+    expect(refs.length).toBe(5)
+    // Made since the fetch began: none of them among the refs read before it (`since`).
+    const dropped = await bed.memory.git.exclusive((session) =>
+      session.dropFetchedPacks([refused.name, tagged.name], refs, [before]),
+    )
+    // Before, reading the tags, the tree or the file as a commit failed: both packs were kept.
+    expect(dropped).toEqual([refused.name])
+    expect(() => gitCli(bed.dataDir, 'cat-file', '-e', refused.oids[0]!)).toThrow()
+    expect(gitCli(bed.dataDir, 'show', 'elsewhere:t.md')).toBe('only the tag reaches it\n')
+    gitCli(bed.dataDir, 'fsck', '--strict')
+  })
+
   it('leaves nothing of a refused pack when killed after its mark, before its index went: the next open removes it whole', async () => {
     await userWrite(bed.memory, '/memories/a.md', 'mine\n')
     const { name, oids } = packOf('theirs, refused\n', 'more of theirs\n')

@@ -67,11 +67,11 @@ export async function dropFetchedPacks(
 }
 
 /**
- * The ids of `among` that some commit of `heads` reaches (commits, trees, files), not looking
- * into the commits of `since` (none of `among` is theirs).
+ * The ids of `among` that some object of `heads` reaches (commits, trees, files; a tag through
+ * what it names), not looking into the commits of `since` (none of `among` is theirs).
  */
 async function reachedAmong(
-  store: Pick<ObjectStore, 'readCommit' | 'readForeignTree'>,
+  store: Pick<ObjectStore, 'db' | 'readCommit' | 'readForeignTree'>,
   heads: ReadonlyArray<string>,
   among: ReadonlyMap<string, unknown>,
   since: ReadonlyArray<string>,
@@ -86,7 +86,20 @@ async function reachedAmong(
     seen.add(oid)
     return true
   }
-  for (const head of heads) if (note(head)) commits.push(head)
+  for (const head of heads) {
+    // A ref may name any object (`git tag -a`, `git update-ref` to a tree or a file), one made
+    // while the fetch ran too: each is walked by its kind, a tag through what it names. Read
+    // as a commit, it failed the check and every pack was kept.
+    let at: string | null = head
+    while (at !== null && note(at)) {
+      const object = store.db.read(at)
+      const oid: string = at
+      at = null
+      if (object.type === 'commit') commits.push(oid)
+      else if (object.type === 'tree') trees.push(oid)
+      else if (object.type === 'tag') at = tagTarget(oid, object.content)
+    }
+  }
   while (commits.length > 0 || trees.length > 0) {
     const tree = trees.pop()
     if (tree !== undefined) {
@@ -100,4 +113,14 @@ async function reachedAmong(
     for (const parent of commit.parents) if (note(parent)) commits.push(parent)
   }
   return [...found]
+}
+
+/**
+ * What an annotated tag names (its first line, `object <id>`). One that names nothing readable
+ * is thrown on: what lies beyond it is unknown, so every pack is kept.
+ */
+function tagTarget(oid: string, content: Buffer): string {
+  const named = /^object ([0-9a-f]{40})\n/.exec(content.toString('latin1'))
+  if (!named?.[1]) throw new Error(`tag ${oid} names no object`)
+  return named[1]
 }
