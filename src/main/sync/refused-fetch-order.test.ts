@@ -10,15 +10,11 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { noHost } from '../app'
 import { openVersionedMemory } from '../history'
 import type { HistoryGit, HistorySession, VersionedMemory } from '../history/types'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { createRecordingLogger } from '../lib/logger'
-import { DEFAULT_LIMITS } from '../memory'
-import { createMemorySecretStore } from '../settings'
-import { createSyncService } from './index'
-import { otherClient as git, useSyncServer } from './test-support'
+import { otherClient as git, syncServiceOver, useSyncServer } from './test-support'
 
 const shared = useSyncServer()
 
@@ -134,22 +130,7 @@ describe('a refused fetch removed while a maintenance pass holds the pack folder
       },
     }
     const logger = createRecordingLogger()
-    const sync = createSyncService({
-      dataDir,
-      memory: {
-        git: gitOfSync,
-        execute: memory.execute,
-        readAt: memory.readAt,
-        setMachine: memory.setMachine,
-        limits: memory.limits,
-      },
-      tokens: createMemorySecretStore(),
-      logger,
-      host: noHost,
-      importPolicy: async () => ({ secretScanning: false, limits: DEFAULT_LIMITS }),
-      hostName: () => 'desktop',
-      debounceMs: 3_600_000,
-    })
+    const sync = syncServiceOver(dataDir, memory, gitOfSync, logger)
     let stuck = true
     try {
       // Enough loose objects that the pass pauses while it removes them (every 16).

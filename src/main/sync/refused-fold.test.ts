@@ -11,14 +11,10 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { expect, it } from 'vitest'
-import { noHost } from '../app'
 import { openVersionedMemory } from '../history'
 import type { HistoryGit, VersionedMemory } from '../history/types'
 import { createRecordingLogger } from '../lib/logger'
-import { DEFAULT_LIMITS } from '../memory'
-import { createMemorySecretStore } from '../settings'
-import { createSyncService } from './index'
-import { otherClient as git, useSyncServer } from './test-support'
+import { otherClient as git, syncServiceOver, useSyncServer } from './test-support'
 
 const shared = useSyncServer()
 
@@ -48,22 +44,7 @@ it('removes what a refused fetch brought though a pass folded every pack before 
       return memory.git.exclusive(task)
     },
   }
-  const sync = createSyncService({
-    dataDir,
-    memory: {
-      git: gitOfSync,
-      execute: memory.execute,
-      readAt: memory.readAt,
-      setMachine: memory.setMachine,
-      limits: memory.limits,
-    },
-    tokens: createMemorySecretStore(),
-    logger: createRecordingLogger(),
-    host: noHost,
-    importPolicy: async () => ({ secretScanning: false, limits: DEFAULT_LIMITS }),
-    hostName: () => 'desktop',
-    debounceMs: 3_600_000,
-  })
+  const sync = syncServiceOver(dataDir, memory, gitOfSync)
   try {
     await memory.execute(
       { command: 'create', path: '/memories/a.md', file_text: 'mine\n' },
