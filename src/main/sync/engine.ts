@@ -22,7 +22,7 @@ import {
 import { CairnError } from '../lib/errors'
 import { cutWithEllipsis, escapeInvisible, foldedName } from '../lib/text'
 import { MARKER_SIZE, MAX_MARKER_SIZE } from './conflict-markers'
-import { clearRefWay, gitFs, readRef, refNames } from './git-fs'
+import { clearRefWay, gitFs, readRef, refNames, releaseFetchedPacks } from './git-fs'
 import {
   commitFiles,
   foldedCollisions,
@@ -39,6 +39,7 @@ import {
   fetchMain,
   forgetTracking,
   pushMain,
+  remoteHead,
   setTracking,
   TRACKING_REF,
   type RemoteSpec,
@@ -63,7 +64,36 @@ export interface EngineContext {
   readonly now: () => number
   /** Whether names in the memory folder ignore case (default: macOS and Windows). */
   readonly namesFoldCase?: boolean
+  /**
+   * The remote's `main` a sync with this remote last refused for what it holds, and why: while
+   * the remote's `main` is still that commit, the sync refuses it again without fetching it.
+   */
+  readonly refused?: RefusedRemote | null
 }
+
+/** A remote commit refused for its own content (whatever this machine holds), and why. */
+export interface RefusedRemote {
+  readonly commit: string
+  readonly message: string
+}
+
+/**
+ * A refusal of what a version from elsewhere holds (a link, a name that leaves the folder, a
+ * file too large to version, a listing git calls damaged), whatever this machine holds: the
+ * same commit is refused again every time. `commit`: the remote's `main` refused, once known.
+ */
+export class RefusedContentError extends CairnError {
+  constructor(
+    message: string,
+    readonly commit: string | null = null,
+  ) {
+    super('sync-unsafe-content', message)
+  }
+}
+
+/** Added to a refusal said again without fetching the commit again. */
+const NOT_FETCHED_AGAIN =
+  ' Cairn refused this version of the remote before and did not download it again; it looks again once the remote changes.'
 
 export type SyncOutcome =
   | {
@@ -107,56 +137,81 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
     // objects and refs outside the serial queue).
     ctx.git.assertWriter()
     checkStopped()
+    // A commit refused before is refused again as it stands, unfetched: its content is what was
+    // refused, and its pack came in full at every sync (a link beside a large file, each time).
+    // Only the advertisement of the remote's refs is asked for.
+    if (ctx.refused && !refetched) {
+      const refused = ctx.refused
+      const now = await stopping(() => remoteHead(ctx.remote))
+      if (now === refused.commit) {
+        throw new RefusedContentError(`${refused.message}${NOT_FETCHED_AGAIN}`, now)
+      }
+    }
     // The remote's `main` seen before this fetch, every ref's commit then (what they reach was
     // stored before the fetch: the walk of a refusal's removal stops there), and the packs the
     // fetch wrote: what a refusal of the remote's content sets back and removes.
     let seenBefore: string | null = null
     let refsBefore: ReadonlyArray<string> = []
     const packs: string[] = []
-    const remote = await stopping(() =>
-      ctx.git.transfer(async () => {
-        seenBefore = await readRef(ctx.git.gitdir, TRACKING_REF)
-        refsBefore = await refCommits(ctx.git.gitdir, ctx.git.head())
-        return fetchMain(ctx.git.gitdir, ctx.remote, { onPack: (name) => packs.push(name) })
-      }),
-    )
-    const step = await ctx.git
-      .exclusive(async (session) => {
-        // The last moment a Stop changes nothing: once integrating starts, it is done whole.
-        checkStopped()
-        const before = session.head()
-        try {
-          // The person's answer covers the remote they were asked about; a later attempt (another
-          // machine pushed meanwhile) asks again if the remote turned into something else.
-          return await integrate(ctx, session, remote, attempt === 1 ? choice : null)
-        } catch (error) {
-          // A version git itself calls damaged (one name twice in a folder, a name holding `/`)
-          // that this machine's `main` does not reach came from the remote: said as the remote's,
-          // never as damage to this machine's history, which git fsck finds whole.
-          if (
-            remote !== null &&
-            isUnreadableObject(error) &&
-            !(await localReaches(ctx.git, session.head(), error.oid))
-          ) {
-            throw new CairnError(
-              'sync-unsafe-content',
-              `The remote holds a version Cairn cannot read (${cutWithEllipsis(escapeInvisible(error.detail), 200)}). Nothing was changed; remove that version from the remote to sync.`,
-            )
+    let remote: string | null
+    let step: Step
+    try {
+      remote = await stopping(() =>
+        ctx.git.transfer(async () => {
+          seenBefore = await readRef(ctx.git.gitdir, TRACKING_REF)
+          refsBefore = await refCommits(ctx.git.gitdir, ctx.git.head())
+          return fetchMain(ctx.git.gitdir, ctx.remote, { onPack: (name) => packs.push(name) })
+        }),
+      )
+      step = await ctx.git
+        .exclusive(async (session) => {
+          // The last moment a Stop changes nothing: once integrating starts, it is done whole.
+          checkStopped()
+          const before = session.head()
+          try {
+            // The person's answer covers the remote they were asked about; a later attempt (another
+            // machine pushed meanwhile) asks again if the remote turned into something else.
+            return await integrate(ctx, session, remote, attempt === 1 ? choice : null)
+          } catch (error) {
+            // A version git itself calls damaged (one name twice in a folder, a name holding `/`)
+            // that this machine's `main` does not reach came from the remote: said as the remote's,
+            // never as damage to this machine's history, which git fsck finds whole.
+            if (
+              remote !== null &&
+              isUnreadableObject(error) &&
+              !(await localReaches(ctx.git, session.head(), error.oid))
+            ) {
+              throw new RefusedContentError(
+                `The remote holds a version Cairn cannot read (${cutWithEllipsis(escapeInvisible(error.detail), 200)}). Nothing was changed; remove that version from the remote to sync.`,
+              )
+            }
+            if (remote === null || !isMissingObject(error)) throw error
+            // The second time, whose object it is decides what the person is told.
+            const local = refetched && (await localReaches(ctx.git, session.head(), error.oid))
+            return { kind: 'incomplete', local } as const
+          } finally {
+            moved ||= session.head() !== before
           }
-          if (remote === null || !isMissingObject(error)) throw error
-          // The second time, whose object it is decides what the person is told.
-          const local = refetched && (await localReaches(ctx.git, session.head(), error.oid))
-          return { kind: 'incomplete', local } as const
-        } finally {
-          moved ||= session.head() !== before
-        }
-      })
-      .catch(async (error: unknown) => {
-        if (error instanceof CairnError && error.code === 'sync-unsafe-content') {
-          await dropRefusedFetch(ctx, packs, seenBefore, refsBefore)
-        }
-        throw error
-      })
+        })
+        .catch(async (error: unknown) => {
+          if (error instanceof CairnError && error.code === 'sync-unsafe-content') {
+            await dropRefusedFetch(ctx, packs, seenBefore, refsBefore)
+          }
+          // Which commit was refused, so that the next sync need not fetch it again.
+          if (error instanceof RefusedContentError && remote !== null) {
+            throw new RefusedContentError(error.message, remote)
+          }
+          throw error
+        })
+    } finally {
+      // Maintenance may fold them now: taken in, or removed as refused (see `fetchFs`). A
+      // `.keep` left (a disk that fails the unlink) goes at the next fetch.
+      try {
+        releaseFetchedPacks(ctx.git.gitdir, packs)
+      } catch (failure) {
+        ctx.remote.logger?.warn('A fetched pack could not be left to maintenance yet', failure)
+      }
+    }
     if (step.kind === 'incomplete') {
       // A remote that sent part of what its `main` needs (a pack lacking an object its
       // commits name) left the tracking ref on a commit this repository cannot read whole.
@@ -237,11 +292,8 @@ async function dropRefusedFetch(
       ctx.git.exclusive(async (session) => {
         await setTracking(gitdir, seenBefore, ctx.remote.logger)
         if (packs.length === 0) return
-        const heads = seenBefore === null ? [] : [seenBefore]
-        for (const ref of await refNames(gitdir, 'refs/', true)) {
-          const oid = ref === TRACKING_REF ? null : await readRef(gitdir, ref)
-          if (oid !== null) heads.push(oid)
-        }
+        // A ref that cannot be read keeps every pack (the failure is logged below).
+        const heads = [...(seenBefore === null ? [] : [seenBefore]), ...(await refTips(gitdir))]
         const dropped = await session.dropFetchedPacks(packs, heads, refsBefore)
         if (dropped.length < packs.length) {
           ctx.remote.logger?.warn(
@@ -263,12 +315,21 @@ async function dropRefusedFetch(
 async function refCommits(gitdir: string, head: string | null): Promise<ReadonlyArray<string>> {
   const oids = head === null ? [] : [head]
   try {
-    for (const ref of await refNames(gitdir, 'refs/', true)) {
-      const oid = await readRef(gitdir, ref)
-      if (oid !== null) oids.push(oid)
-    }
+    return [...oids, ...(await refTips(gitdir, null))]
   } catch {
-    return oids.slice(0, 1)
+    return oids
+  }
+}
+
+/**
+ * The commit each ref under `refs/` names, but `skip`'s (by default the tracking ref, which a
+ * refusal sets back); a ref gone or damaged is left out. Throws when a ref cannot be read.
+ */
+async function refTips(gitdir: string, skip: string | null = TRACKING_REF): Promise<string[]> {
+  const oids: string[] = []
+  for (const ref of await refNames(gitdir, 'refs/', true)) {
+    const oid = ref === skip ? null : await readRef(gitdir, ref)
+    if (oid !== null) oids.push(oid)
   }
   return oids
 }
@@ -761,8 +822,7 @@ async function checkFiles(
   }
   if (refused.length === 0) return
   const listed = refused.slice(0, 3).join(', ') + (refused.length > 3 ? ', …' : '')
-  throw new CairnError(
-    'sync-unsafe-content',
+  throw new RefusedContentError(
     `The remote holds files Cairn will not put in your memory folder: ${listed}. Nothing was changed; remove them from the remote to sync.`,
   )
 }

@@ -146,6 +146,12 @@ export function fetchFs(
             name.startsWith(packs) &&
             name.endsWith('.pack') &&
             !disk.lstatIfThere(name)
+          // Kept out of maintenance's folds until the sync that fetched it is done with it (as
+          // `git fetch` keeps its pack from `git gc`): folded first, a refused fetch's objects
+          // stayed in the new pack, where its removal could no longer reach them. Written
+          // before the pack, so that no pass sees the pack (whole once its index comes) without.
+          if (fresh)
+            await writeFileAtomic(`${name.slice(0, -'.pack'.length)}${FETCH_KEEP}`, KEPT_BY)
           await writeFileAtomic(file, data, options)
           if (fresh) onPack(path.basename(name, '.pack'))
         },
@@ -166,11 +172,37 @@ export function fetchFs(
   }
 }
 
+/** The file beside a pack a sync's fetch brought, until that sync is done with it. */
+const FETCH_KEEP = '.keep'
+
+/** What such a file says: told apart from a `.keep` a person made with git, which stays. */
+const KEPT_BY = 'cairn: a sync is checking what its fetch brought\n'
+
+/**
+ * Lets maintenance fold the packs `names` (`pack-<checksum>`) a sync's fetch brought, once that
+ * sync is done with them (taken in, or removed as refused): their `.keep` goes.
+ */
+export function releaseFetchedPacks(gitdir: string, names: ReadonlyArray<string>): void {
+  const packs = path.join(gitdir, 'objects', 'pack')
+  for (const name of names) unlinkIfThere(path.join(packs, `${name}${FETCH_KEEP}`))
+}
+
+/** Whether `file` is a `.keep` a sync's fetch wrote (and a kill left). */
+function keptByFetch(file: string): boolean {
+  try {
+    return disk.readFileSync(file).toString('utf8') === KEPT_BY
+  } catch (error) {
+    if (isMissing(error)) return false
+    throw error
+  }
+}
+
 /**
  * Removes what a killed fetch or push can leave: temp files of unfinished writes, a pack
  * whose index was never written (nothing reads such a pack; the next fetch brings it again),
- * and an index whose pack is gone. Only with no other fetch or push running in this
- * repository (`oneAtATime` in transport.ts): a running one's pack looks just like that.
+ * an index whose pack is gone, and the `.keep` a fetch put beside its packs. Only with no
+ * other fetch or push running in this repository (`oneAtATime` in transport.ts): a running
+ * one's pack looks just like that.
  */
 export function cleanInterruptedFetch(gitdir: string): void {
   const packs = path.join(gitdir, 'objects', 'pack')
@@ -179,7 +211,10 @@ export function cleanInterruptedFetch(gitdir: string): void {
     const orphan =
       (name.endsWith('.pack') && !names.includes(name.replace(/\.pack$/, '.idx'))) ||
       (name.endsWith('.idx') && !names.includes(name.replace(/\.idx$/, '.pack')))
-    if (name.startsWith(TEMP_FILE_PREFIX) || orphan) unlinkIfThere(path.join(packs, name))
+    const kept = name.endsWith(FETCH_KEEP) && keptByFetch(path.join(packs, name))
+    if (name.startsWith(TEMP_FILE_PREFIX) || orphan || kept) {
+      unlinkIfThere(path.join(packs, name))
+    }
   }
   removeTempFiles(path.join(gitdir, 'refs'))
 }

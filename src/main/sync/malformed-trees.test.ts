@@ -12,7 +12,13 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { dialogHost, expectSound, startMachine, useSyncServer } from './test-support'
+import {
+  dialogHost,
+  expectSound,
+  otherClient as git,
+  startMachine,
+  useSyncServer,
+} from './test-support'
 
 const sync = useSyncServer()
 let scratch: string
@@ -23,22 +29,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await rm(scratch, { recursive: true, force: true })
 })
-
-function git(gitdir: string, input: string | Buffer | null, ...args: string[]): string {
-  return execFileSync('git', ['--git-dir', gitdir, ...args], {
-    encoding: 'utf8',
-    ...(input !== null ? { input } : {}),
-    env: {
-      ...process.env,
-      GIT_CONFIG_NOSYSTEM: '1',
-      HOME: scratch,
-      GIT_AUTHOR_NAME: 'Other',
-      GIT_AUTHOR_EMAIL: 'other@example.com',
-      GIT_COMMITTER_NAME: 'Other',
-      GIT_COMMITTER_EMAIL: 'other@example.com',
-    },
-  }).trim()
-}
 
 type Entry = readonly [mode: string, name: string, oid: string]
 

@@ -6,39 +6,17 @@
  * command or pass ever ended. A real history, a real git server whose remote holds a folder
  * listing git calls damaged, the real file system with one call held; git as second opinion.
  */
-import { execFileSync } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { noHost } from '../app'
 import { openVersionedMemory } from '../history'
 import type { HistoryGit, HistorySession, VersionedMemory } from '../history/types'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { createRecordingLogger } from '../lib/logger'
-import { DEFAULT_LIMITS } from '../memory'
-import { createMemorySecretStore } from '../settings'
-import { createSyncService } from './index'
-import { useSyncServer } from './test-support'
+import { otherClient as git, syncServiceOver, useSyncServer } from './test-support'
 
 const shared = useSyncServer()
-
-/** The git CLI on `gitdir` as another client (`input` on stdin). */
-function git(gitdir: string, input: string | Buffer | null, ...args: string[]): string {
-  return execFileSync('git', ['--git-dir', gitdir, ...args], {
-    encoding: 'utf8',
-    ...(input !== null ? { input } : {}),
-    env: {
-      ...process.env,
-      GIT_CONFIG_NOSYSTEM: '1',
-      HOME: gitdir,
-      GIT_AUTHOR_NAME: 'Other',
-      GIT_AUTHOR_EMAIL: 'other@example.com',
-      GIT_COMMITTER_NAME: 'Other',
-      GIT_COMMITTER_EMAIL: 'other@example.com',
-    },
-  }).trim()
-}
 
 /** The remote's `main` moved to a commit whose tree names `d.md` twice (git calls it damaged). */
 function pushDamagedListing(remote: string): void {
@@ -152,22 +130,7 @@ describe('a refused fetch removed while a maintenance pass holds the pack folder
       },
     }
     const logger = createRecordingLogger()
-    const sync = createSyncService({
-      dataDir,
-      memory: {
-        git: gitOfSync,
-        execute: memory.execute,
-        readAt: memory.readAt,
-        setMachine: memory.setMachine,
-        limits: memory.limits,
-      },
-      tokens: createMemorySecretStore(),
-      logger,
-      host: noHost,
-      importPolicy: async () => ({ secretScanning: false, limits: DEFAULT_LIMITS }),
-      hostName: () => 'desktop',
-      debounceMs: 3_600_000,
-    })
+    const sync = syncServiceOver(dataDir, memory, gitOfSync, logger)
     let stuck = true
     try {
       // Enough loose objects that the pass pauses while it removes them (every 16).

@@ -4,27 +4,11 @@
  * already taken, and the next sync must neither rewrite local history nor take the rewrite
  * unasked; merging brings every line back. Real data folders and `git http-backend`.
  */
-import { execFileSync } from 'node:child_process'
 import { expect, it } from 'vitest'
-import { expectSound, linesOfHistory, useSyncServer } from './test-support'
+import { expectSound, linesOfHistory, otherClient as git, useSyncServer } from './test-support'
 import path from 'node:path'
 
 const sync = useSyncServer()
-
-function git(gitdir: string, input: string | null, ...args: string[]): string {
-  return execFileSync('git', ['--git-dir', gitdir, ...args], {
-    encoding: 'utf8',
-    ...(input !== null ? { input } : {}),
-    env: {
-      ...process.env,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_AUTHOR_NAME: 'Other',
-      GIT_AUTHOR_EMAIL: 'other@example.com',
-      GIT_COMMITTER_NAME: 'Other',
-      GIT_COMMITTER_EMAIL: 'other@example.com',
-    },
-  }).trim()
-}
 
 it('never rewrites local history, asks before taking the rewrite, and merging loses no line', async () => {
   const { repo, laptop, desktop } = await sync.shared('cut-then-rewritten', (d) =>

@@ -43,6 +43,7 @@ import {
   graphOf,
   joinRemote,
   keptBothCommit,
+  RefusedContentError,
   syncOnce,
   type EngineContext,
   type JoinChoice,
@@ -574,6 +575,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         lastRemote: state.remoteUrl === config.url ? state.lastRemote : null,
         now,
         namesFoldCase: transfer.namesFoldCase,
+        refused: state.refused?.url === config.url ? state.refused : null,
       }
       const outcome: SyncOutcome = choice ? await joinRemote(ctx, choice) : await syncOnce(ctx)
       await setStreak(null)
@@ -590,7 +592,8 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         join = null
         error = null
         await addConflicts(outcome.conflicts)
-        const latest = await store.state()
+        // A refusal remembered is over: the remote moved past the commit refused.
+        const { refused: _over, ...latest } = await store.state()
         await store.saveState({
           ...latest,
           remoteUrl: config.url,
@@ -603,6 +606,9 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
       recheck = true
       if (closed) return
       error = syncFailure(failure)
+      if (failure instanceof RefusedContentError && failure.commit !== null) {
+        await rememberRefused(config.url, failure)
+      }
       if (error.code === 'sync-stopped') {
         // The person's choice, not a failure: the count of failures in a row stays as it was,
         // and a request made during the stopped sync does not start another at once (the
@@ -671,6 +677,23 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         error = { code: 'sync-stopped', message: STOPPED_BETWEEN }
         announce()
       }
+    }
+  }
+
+  // The remote commit refused for its content, kept with the state so that the next sync asks
+  // the remote's refs only and, while its `main` is still that commit, fetches nothing. The
+  // message is the first refusal's (a repeat adds that nothing was downloaded).
+  async function rememberRefused(url: string, failure: RefusedContentError): Promise<void> {
+    const latest = await store.state()
+    if (latest.refused?.url === url && latest.refused.commit === failure.commit) return
+    try {
+      await store.saveState({
+        ...latest,
+        refused: { url, commit: failure.commit!, message: failure.message },
+      })
+    } catch (failed) {
+      // Not remembered: the next sync fetches the commit again and refuses it again.
+      logger.warn('Could not remember the refused version of the remote', failed)
     }
   }
 

@@ -104,6 +104,12 @@ export interface SyncState {
    * again; absent in files older builds wrote, and after a sync that completed.
    */
   readonly failing?: FailingStreak
+  /**
+   * The remote's `main` the last sync refused for what it holds (`url`: the address it was
+   * the `main` of), and the refusal's words: while the remote's `main` is still that commit, a
+   * sync refuses it again without downloading it. Absent when none is remembered.
+   */
+  readonly refused?: { readonly url: string; readonly commit: string; readonly message: string }
 }
 
 /** Syncs that failed in a row: the latest one's code, how many, and when the first did. */
@@ -175,6 +181,14 @@ const stateSchema = z.object({
       count: z.int().min(1).max(MAX_FAILING_COUNT),
       since: z.int().min(0).max(8.64e15),
       mixed: z.literal(true).optional(),
+    })
+    .optional()
+    .catch(undefined),
+  refused: z
+    .strictObject({
+      url: z.string().max(2000),
+      commit: oid,
+      message: z.string().max(8000),
     })
     .optional()
     .catch(undefined),

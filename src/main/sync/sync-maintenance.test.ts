@@ -10,13 +10,16 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
-import { noHost } from '../app'
 import { openVersionedMemory, type VersionedMemory } from '../history'
 import { createRecordingLogger } from '../lib/logger'
-import { DEFAULT_LIMITS } from '../memory'
-import { createMemorySecretStore } from '../settings'
-import { createSyncService, type SyncService } from './index'
-import { expectSound, linesOfHistory, startMachine, type Machine } from './test-support'
+import type { SyncService } from './index'
+import {
+  expectSound,
+  linesOfHistory,
+  startMachine,
+  syncServiceOver,
+  type Machine,
+} from './test-support'
 
 let server: GitServer
 let repo: string
@@ -203,22 +206,7 @@ describe('maintenance during a sync', () => {
           }
         }),
     }
-    const sync: SyncService = createSyncService({
-      dataDir,
-      memory: {
-        git,
-        execute: memory.execute,
-        readAt: memory.readAt,
-        setMachine: memory.setMachine,
-        limits: memory.limits,
-      },
-      tokens: createMemorySecretStore(),
-      logger: createRecordingLogger(),
-      host: noHost,
-      importPolicy: async () => ({ secretScanning: false, limits: DEFAULT_LIMITS }),
-      hostName: () => 'desktop',
-      debounceMs: 3_600_000,
-    })
+    const sync: SyncService = syncServiceOver(dataDir, memory, git)
     cleanups.push(async () => {
       await sync.close()
       await memory.close()

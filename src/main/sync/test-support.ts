@@ -10,13 +10,17 @@ import { promisify } from 'node:util'
 import { afterAll, afterEach, beforeAll, expect, onTestFinished } from 'vitest'
 import type { RequestChannel, RequestPayload, RequestResults } from '../../shared/contract'
 import type { SyncStatus } from '../../shared/types'
-import { createFileSecretStore } from '../settings'
+import { createFileSecretStore, createMemorySecretStore } from '../settings'
 import { createCore, type Core, type HostActions } from '../core'
+import { noHost } from '../app'
+import type { HistoryGit, VersionedMemory } from '../history'
 import { folderFiles, headFiles } from '../history/test-helpers'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { errnoError, hookDisk, type DiskCall } from '../lib/disk-hooks'
 import { consoleLogger, createRecordingLogger, type Logger } from '../lib/logger'
 import { startGitServer, type GitServer } from '../../../test/fixtures/git-server'
+import { DEFAULT_LIMITS } from '../memory'
+import { createSyncService, type SyncService } from './index'
 import { TRACKING_REF } from './transport'
 
 const run = promisify(execFile)
@@ -24,6 +28,61 @@ const run = promisify(execFile)
 /** The tracking ref's file under `gitdir` (`refs/remotes/cairn-sync/main`). */
 export const trackingFile = (gitdir: string): string =>
   path.join(gitdir, ...TRACKING_REF.split('/'))
+
+/**
+ * The git CLI on `gitdir` as another client would run it (`input` on stdin; commits by
+ * "Other"), trimmed: what a sync test pushes to a remote behind Cairn's back, hostile objects
+ * (`hash-object --literally`) among them. No user or system configuration is read.
+ */
+export function otherClient(
+  gitdir: string,
+  input: string | Buffer | null,
+  ...args: string[]
+): string {
+  return execFileSync('git', ['--git-dir', gitdir, ...args], {
+    encoding: 'utf8',
+    ...(input !== null ? { input } : {}),
+    maxBuffer: 64 * 1024 * 1024,
+    env: {
+      ...process.env,
+      GIT_CONFIG_NOSYSTEM: '1',
+      HOME: gitdir,
+      GIT_AUTHOR_NAME: 'Other',
+      GIT_AUTHOR_EMAIL: 'other@example.com',
+      GIT_COMMITTER_NAME: 'Other',
+      GIT_COMMITTER_EMAIL: 'other@example.com',
+    },
+  }).trim()
+}
+
+/**
+ * A sync service (machine "desktop", syncing only when told to) on `memory`'s data folder,
+ * reaching the history through `git`: by default `memory.git`, or a wrapper of it that holds,
+ * counts or interleaves its calls. The caller closes it before the memory.
+ */
+export function syncServiceOver(
+  dataDir: string,
+  memory: VersionedMemory,
+  git: HistoryGit = memory.git,
+  logger: Logger = createRecordingLogger(),
+): SyncService {
+  return createSyncService({
+    dataDir,
+    memory: {
+      git,
+      execute: memory.execute,
+      readAt: memory.readAt,
+      setMachine: memory.setMachine,
+      limits: memory.limits,
+    },
+    tokens: createMemorySecretStore(),
+    logger,
+    host: noHost,
+    importPolicy: async () => ({ secretScanning: false, limits: DEFAULT_LIMITS }),
+    hostName: () => 'desktop',
+    debounceMs: 3_600_000,
+  })
+}
 
 /** Runs `task` with every disk call `matches` accepts failing with EIO; says how many failed. */
 export async function withEio<T>(

@@ -18,7 +18,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createObjectStore } from '../object-store'
-import { gitAsAnn, gitCli, memoryTestBed, userWrite } from '../test-helpers'
+import { gitAsAnn, gitCli, memoryTestBed, runKilledChild, userWrite } from '../test-helpers'
 import { dropFetchedPacks } from './drop-fetched'
 import { removePack } from './pack-writer'
 
@@ -169,6 +169,67 @@ describe('dropFetchedPacks', () => {
     expect(() => gitCli(bed.dataDir, 'cat-file', '-e', oids[0]!)).toThrow()
     gitCli(bed.dataDir, 'fsck', '--strict')
   })
+
+  it('is not stopped by a ref made while the fetch ran that names no commit, and keeps what a tag made then reaches', async () => {
+    await userWrite(bed.memory, '/memories/a.md', 'mine\n')
+    const before = gitCli(bed.dataDir, 'rev-parse', 'main').trim()
+    const refused = packOf('theirs, refused\n')
+    const tagged = packOf('only the tag reaches it\n')
+    // While the fetch ran, a person made refs with git: a tag, a tree and a file named by refs,
+    // and an annotated tag on a commit (not on main) holding an object only a fetched pack has.
+    const tree = execFileSync(
+      'git',
+      ['--git-dir', path.join(bed.dataDir, 'history.git'), 'mktree'],
+      { input: `100644 blob ${tagged.oids[0]!}\tt.md\n`, encoding: 'utf8' },
+    ).trim()
+    const commit = gitAsAnn(bed.dataDir, 'commit-tree', tree, '-m', 'tagged').trim()
+    gitAsAnn(bed.dataDir, 'tag', '-a', '-m', 'main', 'on-main', 'main')
+    gitAsAnn(bed.dataDir, 'tag', '-a', '-m', 'elsewhere', 'elsewhere', commit)
+    gitCli(bed.dataDir, 'update-ref', 'refs/odd/tree', 'main^{tree}')
+    gitCli(bed.dataDir, 'update-ref', 'refs/odd/file', 'main:a.md')
+    const refs = gitCli(bed.dataDir, 'for-each-ref', '--format=%(objectname)').trim().split('\n')
+    expect(refs.length).toBe(5)
+    // Made since the fetch began: none of them among the refs read before it (`since`).
+    const dropped = await bed.memory.git.exclusive((session) =>
+      session.dropFetchedPacks([refused.name, tagged.name], refs, [before]),
+    )
+    // Before, reading the tags, the tree or the file as a commit failed: both packs were kept.
+    expect(dropped).toEqual([refused.name])
+    expect(() => gitCli(bed.dataDir, 'cat-file', '-e', refused.oids[0]!)).toThrow()
+    expect(gitCli(bed.dataDir, 'show', 'elsewhere:t.md')).toBe('only the tag reaches it\n')
+    gitCli(bed.dataDir, 'fsck', '--strict')
+  })
+
+  it('leaves nothing of a refused pack when killed after its mark, before its index went: the next open removes it whole', async () => {
+    await userWrite(bed.memory, '/memories/a.md', 'mine\n')
+    const { name, oids } = packOf('theirs, refused\n', 'more of theirs\n')
+    await bed.close()
+    // A Cairn that removes the pack and is killed (SIGKILL) at the unlink of its index.
+    await runKilledChild(`
+      const { openVersionedMemory } = await import(${JSON.stringify(path.resolve('src/main/history/index.ts'))})
+      const { nodeDisk, setDisk } = await import(${JSON.stringify(path.resolve('src/main/lib/disk.ts'))})
+      const { hookDisk } = await import(${JSON.stringify(path.resolve('src/main/lib/disk-hooks.ts'))})
+      const memory = await openVersionedMemory({ dataDir: ${JSON.stringify(bed.dataDir)}, watch: false, maintenance: false })
+      setDisk(hookDisk(nodeDisk, (call) => {
+        if (call.name === 'promises.unlink' && String(call.args[0]).endsWith(${JSON.stringify(`${name}.idx`)})) {
+          process.kill(process.pid, 'SIGKILL')
+        }
+      }).disk)
+      await memory.git.exclusive((session) => session.dropFetchedPacks([${JSON.stringify(name)}], []))
+    `)
+    // The kill came with the pack whole, index and all, beside the removal's mark.
+    expect(packFiles().filter((f) => f.startsWith(name))).toEqual(
+      expect.arrayContaining([`${name}.idx`, `${name}.pack`]),
+    )
+    // Before, the next open took the mark for a fold that had not begun and kept the pack.
+    await bed.reopen()
+    expect(packFiles().filter((f) => f.startsWith(name))).toEqual([])
+    for (const oid of oids) {
+      expect(() => gitCli(bed.dataDir, 'cat-file', '-e', oid)).toThrow()
+    }
+    expect(gitCli(bed.dataDir, 'show', 'main:a.md')).toBe('mine\n')
+    gitCli(bed.dataDir, 'fsck', '--strict')
+  }, 60_000)
 })
 
 describe('removePack', () => {

@@ -8,7 +8,7 @@
  */
 import { exists, syncFolder } from '../../lib/disk'
 import type { ObjectStore } from '../object-store'
-import { removePack } from './pack-writer'
+import { DROPPED, removePack } from './pack-writer'
 
 /**
  * Removes each pack of `names` (`pack-<checksum>`) whose objects held nowhere else no commit of
@@ -56,19 +56,22 @@ export async function dropFetchedPacks(
   const dropped: string[] = []
   for (const open of own) {
     if (keep.has(open.name)) continue
-    await removePack(db, open.name)
-    await syncFolder(db.packDir)
+    // Marked as dropped, durably, before its index goes: a kill on the way leaves a pack the
+    // next open removes whole (a `.folded` mark would have kept it, index and all).
+    await removePack(db, open.name, undefined, DROPPED)
     dropped.push(open.name)
   }
+  // The unlinks made durable once for them all (each pack's mark was, before its files went).
+  if (dropped.length > 0) await syncFolder(db.packDir)
   return dropped
 }
 
 /**
- * The ids of `among` that some commit of `heads` reaches (commits, trees, files), not looking
- * into the commits of `since` (none of `among` is theirs).
+ * The ids of `among` that some object of `heads` reaches (commits, trees, files; a tag through
+ * what it names), not looking into the commits of `since` (none of `among` is theirs).
  */
 async function reachedAmong(
-  store: Pick<ObjectStore, 'readCommit' | 'readForeignTree'>,
+  store: Pick<ObjectStore, 'db' | 'readCommit' | 'readForeignTree'>,
   heads: ReadonlyArray<string>,
   among: ReadonlyMap<string, unknown>,
   since: ReadonlyArray<string>,
@@ -83,7 +86,20 @@ async function reachedAmong(
     seen.add(oid)
     return true
   }
-  for (const head of heads) if (note(head)) commits.push(head)
+  for (const head of heads) {
+    // A ref may name any object (`git tag -a`, `git update-ref` to a tree or a file), one made
+    // while the fetch ran too: each is walked by its kind, a tag through what it names. Read
+    // as a commit, it failed the check and every pack was kept.
+    let at: string | null = head
+    while (at !== null && note(at)) {
+      const object = store.db.read(at)
+      const oid: string = at
+      at = null
+      if (object.type === 'commit') commits.push(oid)
+      else if (object.type === 'tree') trees.push(oid)
+      else if (object.type === 'tag') at = tagTarget(oid, object.content)
+    }
+  }
   while (commits.length > 0 || trees.length > 0) {
     const tree = trees.pop()
     if (tree !== undefined) {
@@ -97,4 +113,14 @@ async function reachedAmong(
     for (const parent of commit.parents) if (note(parent)) commits.push(parent)
   }
   return [...found]
+}
+
+/**
+ * What an annotated tag names (its first line, `object <id>`). One that names nothing readable
+ * is thrown on: what lies beyond it is unknown, so every pack is kept.
+ */
+function tagTarget(oid: string, content: Buffer): string {
+  const named = /^object ([0-9a-f]{40})\n/.exec(content.toString('latin1'))
+  if (!named?.[1]) throw new Error(`tag ${oid} names no object`)
+  return named[1]
 }

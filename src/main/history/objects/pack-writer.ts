@@ -595,16 +595,27 @@ function indexes(file: string, index: IndexedPack): boolean {
 export const FOLDED = '.folded'
 
 /**
+ * The mark a refused fetch's removal puts beside a pack before it removes the pack's files
+ * (`pack-X.dropped`): nothing kept reaches what only it holds, so the pack goes whole, index and
+ * all, even when a kill came before its index was removed (a `.folded` pack whose index is still
+ * there is kept whole instead: its fold had not begun).
+ */
+export const DROPPED = '.dropped'
+
+/**
  * Removes the pack `name` (`pack-<checksum>`) from `db.packDir`, closed first (`retire`):
- * marked as folded, durably, so a kill between the unlinks leaves a pack without its index that
- * open removes as a leftover rather than keeping it whole in cairn-damaged/; then the index (a
- * pack without one is invisible: `onUnindexed` is told), the pack and its other files, and the
- * mark.
+ * marked (`mark`: as folded, or as dropped), durably, so a kill between the unlinks leaves a
+ * pack without its index that open removes as a leftover rather than keeping it whole in
+ * cairn-damaged/ (and, marked as dropped, a pack with its index too); then the index (a pack
+ * without one is invisible: `onUnindexed` is told), the pack and its other files, and the mark.
+ * The folder is not synced after the unlinks (a caller that needs them durable does, once for
+ * all it removed).
  */
 export async function removePack(
   db: { readonly packDir: string; retire(names: ReadonlyArray<string>): void },
   name: string,
   onUnindexed?: () => void,
+  mark: typeof FOLDED | typeof DROPPED = FOLDED,
 ): Promise<void> {
   // Never through a link at objects/pack (to a folder outside the data folder, say): its
   // marker and unlinks would land there, as a pass's writes would (`PackWriter.create`).
@@ -612,7 +623,7 @@ export async function removePack(
     throw new Error('objects/pack is not a folder (a link?): no pack is removed through it')
   }
   db.retire([name])
-  const marker = path.join(db.packDir, `${name}${FOLDED}`)
+  const marker = path.join(db.packDir, `${name}${mark}`)
   await disk.promises.writeFile(marker, '', { mode: 0o600 })
   await syncFolder(db.packDir)
   for (const ext of ['idx', 'pack', 'rev', 'bitmap']) {
@@ -636,7 +647,9 @@ export async function removePack(
  * may hold the only copy of its objects (`git index-pack` can index it again). A pack marked
  * as folded (`FOLDED`) is the exception: a kill between the unlinks of its files left it, and
  * its files are removed; when its index is still there the fold had not begun, so only the
- * mark goes (the pack is whole, and the next full pass folds it again). `olderThanMs` spares
+ * mark goes (the pack is whole, and the next full pass folds it again). A pack marked as
+ * dropped (`DROPPED`: a refused fetch's, which nothing kept reaches) goes whole, its index
+ * too, wherever the kill came. `olderThanMs` spares
  * files another writer may still be busy with. Returns the names cleared.
  */
 export function removePackLeftovers(dir: string, olderThanMs = 0, now = Date.now()): string[] {
@@ -648,13 +661,18 @@ export function removePackLeftovers(dir: string, olderThanMs = 0, now = Date.now
   }
   const present = new Set(names)
   const removed: string[] = []
-  const folded = (pack: string) => present.has(`${pack}${FOLDED}`) && !present.has(`${pack}.idx`)
+  const folded = (pack: string) =>
+    present.has(`${pack}${DROPPED}`) ||
+    (present.has(`${pack}${FOLDED}`) && !present.has(`${pack}.idx`))
+  const isMark = (name: string) => name.endsWith(FOLDED) || name.endsWith(DROPPED)
   for (const name of names) {
-    const marked = /^(pack-[0-9a-f]+)\.(pack|rev|bitmap|folded)$/.exec(name)
+    const marked = /^(pack-[0-9a-f]+)\.(pack|idx|rev|bitmap|folded|dropped)$/.exec(name)
     const match = /^(pack-[0-9a-f]+)\.(pack|idx)$/.exec(name)
     const orphan =
       match !== null && !present.has(`${match[1]}.${match[2] === 'pack' ? 'idx' : 'pack'}`)
-    const leftOfFold = marked !== null && (marked[2] === 'folded' || folded(marked[1] as string))
+    const leftOfFold =
+      marked !== null &&
+      (marked[2] === 'folded' || marked[2] === 'dropped' || folded(marked[1] as string))
     if (!leftOfFold && !orphan && !name.startsWith('tmp_pack_') && !name.startsWith('tmp_idx_')) {
       continue
     }
@@ -662,7 +680,7 @@ export function removePackLeftovers(dir: string, olderThanMs = 0, now = Date.now
     try {
       if (olderThanMs > 0 && now - disk.statSync(file).mtimeMs < olderThanMs) continue
       // The mark goes last, after the files it speaks for (names are listed in no set order).
-      if (leftOfFold && name.endsWith(FOLDED)) continue
+      if (leftOfFold && isMark(name)) continue
       if (orphan && !leftOfFold) {
         moveIntoDamaged(path.join(dir, '..', '..'), file, name)
       } else {
@@ -675,7 +693,7 @@ export function removePackLeftovers(dir: string, olderThanMs = 0, now = Date.now
     }
   }
   for (const name of names) {
-    if (!name.endsWith(FOLDED) || !/^pack-[0-9a-f]+\.folded$/.test(name)) continue
+    if (!isMark(name) || !/^pack-[0-9a-f]+\.(folded|dropped)$/.test(name)) continue
     const file = path.join(dir, name)
     if (olderThanMs > 0) {
       try {
