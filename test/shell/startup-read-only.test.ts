@@ -1,9 +1,8 @@
 /**
  * Starts of the built main bundle (with the recording stand-in for `electron`, as in
  * main-bundle.test.ts) on a data folder behind a REAL read-only bind mount, or on a REAL tmpfs
- * that is full: the person gets
- * the start-up failure dialog in plain words, or a working window, never a stack, a silent
- * exit or a hang, and the folder is left byte for byte as it was. Needs root with mount
+ * that is full: the person gets the start-up failure dialog in plain words, or a working
+ * window, never a stack, a silent exit or a hang, and the folder is left as it was. Needs root with mount
  * allowed, as src/main/history/read-only-mount.test.ts does (mounting throws otherwise).
  */
 import { execFileSync } from 'node:child_process'
