@@ -423,6 +423,39 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
     expect(existsSync(path.join(userData, 'memories', 'x.md'))).toBe(false)
   })
 
+  it('refuses every request channel from a foreign frame, whatever the payload, and changes nothing', async () => {
+    const { standIn, userData, window } = await startApp()
+    const own = window.webContents.mainFrame
+    const forbidden = { ok: false, error: { code: 'forbidden', message: 'Request refused.' } }
+    const frames: FakeFrame[] = [
+      { ...own, routingId: 999, parent: own },
+      { ...own, processId: 99 },
+      { ...own, url: 'app://other-host/index.html' },
+      { ...own, url: 'app://cairn/other.html' },
+      { ...own, url: 'data:text/html,<p>x</p>' },
+      { ...own, url: 'javascript:alert(1)' },
+    ]
+    const payloads: unknown[] = [
+      undefined,
+      { path: '/memories/x.md', content: 'x' },
+      JSON.parse('{"__proto__": {"polluted": true}, "id": "x"}'),
+      { id: 'x'.repeat(1_000_000), extra: 1 },
+      42,
+    ]
+    const before = await readdir(userData, { recursive: true })
+    for (const channel of requestChannels) {
+      for (const frame of frames) {
+        for (const payload of payloads) {
+          expect(await invoke(standIn, channel, frame, payload), `${channel} ${frame.url}`).toEqual(
+            forbidden,
+          )
+        }
+      }
+    }
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined()
+    expect((await readdir(userData, { recursive: true })).sort()).toEqual(before.sort())
+  })
+
   it('forwards core events to the window on the one event channel', async () => {
     const { standIn, window } = await startApp()
     const written = await invoke(standIn, 'memory:write', window.webContents.mainFrame, {
