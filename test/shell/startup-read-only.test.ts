@@ -193,24 +193,37 @@ describe('a start on a full disk', () => {
     return disk
   }
 
+  /** A start on the full disk: the plain dialog, then the exit. */
+  async function expectRefusedAsFull(userData: string): Promise<void> {
+    quiet()
+    const standIn = await start({ userData })
+    expect((await standIn.waitFor('app.exit')).args).toEqual([1])
+    expectPlainDialog(standIn, userData, FULL)
+  }
+
+  /** Starts Cairn, runs `use` once the memory is open, then quits (before the disk goes). */
+  async function whileOpen(
+    userData: string,
+    use: (standIn: ElectronStandIn) => Promise<void>,
+  ): Promise<void> {
+    const standIn = await start({ userData })
+    try {
+      await ready(standIn)
+      await use(standIn)
+    } finally {
+      standIn.app.quit()
+      await standIn.waitFor('app.quit')
+    }
+  }
+
   it('a new, empty data folder on a full disk: the plain dialog, and the start works once there is space', async () => {
     const disk = await smallDisk()
     const userData = path.join(disk.dir, 'Cairn')
     mkdirSync(userData)
     await disk.fill()
-    quiet()
-    const standIn = await start({ userData })
-    const exit = await standIn.waitFor('app.exit')
-    expect(exit.args).toEqual([1])
-    expectPlainDialog(standIn, userData, FULL)
+    await expectRefusedAsFull(userData)
     await disk.free()
-    const again = await start({ userData })
-    try {
-      await ready(again)
-    } finally {
-      again.app.quit()
-      await again.waitFor('app.quit')
-    }
+    await whileOpen(userData, async () => undefined)
   })
 
   it('a data folder with memory and history on a disk that filled: plain words, nothing lost, and it opens once there is space', async () => {
@@ -227,26 +240,16 @@ describe('a start on a full disk', () => {
     first.app.quit()
     await first.waitFor('app.quit')
     await disk.fill()
-    quiet()
-    const standIn = await start({ userData })
-    const exit = await standIn.waitFor('app.exit')
-    expect(exit.args).toEqual([1])
-    expectPlainDialog(standIn, userData, FULL)
+    await expectRefusedAsFull(userData)
     await disk.free()
     expect(gitCli(userData, 'show', 'main:notes.md')).toBe('kept\n')
-    const again = await start({ userData })
-    try {
-      await ready(again)
+    await whileOpen(userData, async (again) => {
       const read = again.handlers.get('memory:read')!
       const answer = await read(
         { senderFrame: again.windows[0]!.webContents.mainFrame },
         { path: '/memories/notes.md' },
       )
       expect(answer).toMatchObject({ ok: true, value: { kind: 'text', text: 'kept\n' } })
-    } finally {
-      // The open core holds the disk: it closes before the disk is unmounted.
-      again.app.quit()
-      await again.waitFor('app.quit')
-    }
+    })
   })
 })
