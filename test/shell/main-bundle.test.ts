@@ -639,6 +639,29 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
     await quit(third)
   })
 
+  it('keeps the whole window on a display smaller than its least size, its least size shrunk to fit', async () => {
+    // 1366×768 at 175 %: the work area in the points windows are placed in, less a taskbar.
+    const small = { x: 0, y: 0, width: 780, height: 400 }
+    const userData = await tempDir()
+    await writeFile(
+      path.join(userData, 'window-state.json'),
+      JSON.stringify({ bounds: { x: 0, y: 0, width: 1280, height: 820 }, maximized: false }),
+    )
+    for (const saved of [true, false]) {
+      if (!saved) await rm(path.join(userData, 'window-state.json'))
+      const standIn = await start({ userData, displays: [small] }, { CAIRN_DATA_DIR: undefined })
+      await standIn.waitFor('window.loaded')
+      const [made] = standIn.callsOf('new BrowserWindow')
+      const options = made!.args[0] as Record<string, number>
+      expect(options, `saved: ${saved}`).toMatchObject({ x: 0, y: 0, width: 780, height: 400 })
+      // Electron grows a window to its least size: the window would hang below the screen, the
+      // message box at its foot out of reach.
+      expect(options['minWidth']).toBeLessThanOrEqual(small.width)
+      expect(options['minHeight']).toBeLessThanOrEqual(small.height)
+      await quit(standIn)
+    }
+  })
+
   it('honours CAIRN_DATA_DIR only outside a packaged build', async () => {
     const userData = await tempDir()
     const elsewhere = await tempDir()
