@@ -107,4 +107,20 @@ describe('the preflight agrees with Electron’s own lookup', () => {
       "Electron's program is damaged: node_modules/electron/dist/electron is there but is not a program that can run (a folder, or a file without permission to run). Delete the node_modules/electron folder, then run `npm install && npm start` again.",
     ])
   })
+
+  it('calls an electron package whose package.json is cut short damaged, not missing, and says to install again', async () => {
+    const electron = await installWithBinary()
+    await writeFile(path.join(electron, 'package.json'), '{"name":"electron","vers')
+    await mkdir(path.join(project, 'scripts'))
+    const script = path.join(project, 'scripts', 'preflight.mjs')
+    await copyFile(path.resolve(__dirname, 'preflight.mjs'), script)
+    const run = spawnSync(process.execPath, [script], { cwd: project, encoding: 'utf8' })
+    expect(run.status).toBe(1)
+    const said = run.stderr.replace(/\s+/g, ' ')
+    expect(said).toContain(
+      "Cairn's dependencies are damaged: node_modules/electron/package.json cannot be read",
+    )
+    expect(said).toContain('`npm install && npm start`')
+    expect(run.stderr).not.toMatch(/JSON|position|Error|^\s+at /m)
+  })
 })

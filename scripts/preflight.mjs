@@ -38,7 +38,7 @@ export function nodeIsRecentEnough(version) {
 }
 
 /**
- * @typedef {{ installed: false } | {
+ * @typedef {{ installed: false, damaged?: boolean } | {
  *   installed: true, packageDir: string, version: string, binary: string | null, present: boolean
  * }} ElectronInstall
  */
@@ -58,7 +58,11 @@ export function locateElectron(projectDir, env) {
   try {
     manifest = require.resolve('electron/package.json')
   } catch {
-    return { installed: false }
+    // A folder whose package.json cannot be read (an install cut short) is no package either.
+    return {
+      installed: false,
+      damaged: existsSync(path.join(projectDir, 'node_modules', 'electron')),
+    }
   }
   const packageDir = path.dirname(manifest)
   const version = String(JSON.parse(readFileSync(manifest, 'utf8')).version ?? '')
@@ -149,6 +153,14 @@ export function preflight(options) {
     )
   }
   const electron = locateElectron(projectDir, env)
+  if (!electron.installed && electron.damaged) {
+    problems.push(
+      "Cairn's dependencies are damaged: node_modules/electron/package.json cannot be read " +
+        '(an install that was cut short leaves it so). Delete the node_modules folder, then run ' +
+        '`npm install && npm start` again.',
+    )
+    return problems
+  }
   if (!electron.installed) {
     problems.push(
       "Cairn's dependencies are not installed: there is no node_modules/electron. " +
