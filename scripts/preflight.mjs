@@ -11,7 +11,7 @@
  * fetches it once (as `electron` itself would), and explains the failure if that fails.
  */
 import { spawnSync } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -38,7 +38,7 @@ export function nodeIsRecentEnough(version) {
 }
 
 /**
- * @typedef {{ installed: false } | {
+ * @typedef {{ installed: false, damaged?: boolean } | {
  *   installed: true, packageDir: string, version: string, binary: string | null, present: boolean
  * }} ElectronInstall
  */
@@ -58,17 +58,40 @@ export function locateElectron(projectDir, env) {
   try {
     manifest = require.resolve('electron/package.json')
   } catch {
-    return { installed: false }
+    // A folder whose package.json cannot be read (an install cut short) is no package either.
+    return {
+      installed: false,
+      damaged: existsSync(path.join(projectDir, 'node_modules', 'electron')),
+    }
   }
   const packageDir = path.dirname(manifest)
   const version = String(JSON.parse(readFileSync(manifest, 'utf8')).version ?? '')
   const pathFile = path.join(packageDir, 'path.txt')
-  const executable = existsSync(pathFile) ? readFileSync(pathFile, 'utf8').trim() : ''
+  // Read as electron/index.js reads it, untrimmed: a name it would not find (a line break
+  // after it, say) is a missing program here too, which its installer then writes again.
+  const executable = existsSync(pathFile) ? readFileSync(pathFile, 'utf8') : ''
   const override = env['ELECTRON_OVERRIDE_DIST_PATH']
   let binary = null
   if (override) binary = path.join(override, executable || 'electron')
   else if (executable) binary = path.join(packageDir, 'dist', executable)
-  return { installed: true, packageDir, version, binary, present: !!binary && existsSync(binary) }
+  return { installed: true, packageDir, version, binary, present: !!binary && isProgram(binary) }
+}
+
+/**
+ * Whether `file` is a program that can be run: a file (not a folder), executable where the
+ * system has such a mark. What only exists there would fail in `electron .` with a raw error.
+ *
+ * @param {string} file
+ * @returns {boolean}
+ */
+function isProgram(file) {
+  try {
+    if (!statSync(file).isFile()) return false
+    if (process.platform !== 'win32') accessSync(file, constants.X_OK)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /**
@@ -130,6 +153,14 @@ export function preflight(options) {
     )
   }
   const electron = locateElectron(projectDir, env)
+  if (!electron.installed && electron.damaged) {
+    problems.push(
+      "Cairn's dependencies are damaged: node_modules/electron/package.json cannot be read " +
+        '(an install that was cut short leaves it so). Delete the node_modules folder, then run ' +
+        '`npm install && npm start` again.',
+    )
+    return problems
+  }
   if (!electron.installed) {
     problems.push(
       "Cairn's dependencies are not installed: there is no node_modules/electron. " +
@@ -138,6 +169,15 @@ export function preflight(options) {
     return problems
   }
   if (electron.present) return problems
+  if (electron.binary && existsSync(electron.binary)) {
+    // Its installer takes what is there for installed and would download nothing.
+    problems.push(
+      `Electron's program is damaged: ${path.relative(projectDir, electron.binary)} is there ` +
+        'but is not a program that can run (a folder, or a file without permission to run). ' +
+        'Delete the node_modules/electron folder, then run `npm install && npm start` again.',
+    )
+    return problems
+  }
 
   const skip = /^(1|true|yes)$/i.test(env['ELECTRON_SKIP_BINARY_DOWNLOAD'] ?? '')
   let attempt

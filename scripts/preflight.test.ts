@@ -97,7 +97,7 @@ describe('the preflight of npm start / npm run dev', () => {
       download: (packageDir) => {
         downloads.push(packageDir)
         mkdirSync(path.join(packageDir, 'dist'))
-        writeFileSync(path.join(packageDir, 'dist', 'electron'), '')
+        writeFileSync(path.join(packageDir, 'dist', 'electron'), '', { mode: 0o755 })
         writeFileSync(path.join(packageDir, 'path.txt'), 'electron')
         return null
       },

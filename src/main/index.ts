@@ -59,6 +59,8 @@ const isMac = process.platform === 'darwin'
 const devServerUrl = app.isPackaged ? undefined : process.env['ELECTRON_RENDERER_URL']
 const pageUrl = devServerUrl ?? APP_PAGE_URL
 const defaultSize = { width: 1280, height: 820 }
+/** The least size the app's window is made smaller to, where the display has room for it. */
+const leastSize = { width: 880, height: 560 }
 /** The small window a quit shows while it waits for the memory to open (centred). */
 const closingSize = { width: 520, height: 360 }
 /** The page's background (`--bg` in styles.css) in each pinned theme: the window's, before it paints. */
@@ -224,7 +226,14 @@ async function createWindow(
   const window = new BrowserWindow({
     ...placement.bounds,
     backgroundColor: windowBackground(),
-    ...(closing ? { resizable: false } : { minWidth: 880, minHeight: 560 }),
+    // Never more than the place found on the display: Electron grows a window to its least
+    // size, and one larger than a small screen would hang off it, its foot out of reach.
+    ...(closing
+      ? { resizable: false }
+      : {
+          minWidth: Math.min(leastSize.width, placement.bounds.width),
+          minHeight: Math.min(leastSize.height, placement.bounds.height),
+        }),
     show: false,
     title: 'Cairn',
     autoHideMenuBar: true,

@@ -423,6 +423,39 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
     expect(existsSync(path.join(userData, 'memories', 'x.md'))).toBe(false)
   })
 
+  it('refuses every request channel from a foreign frame, whatever the payload, and changes nothing', async () => {
+    const { standIn, userData, window } = await startApp()
+    const own = window.webContents.mainFrame
+    const forbidden = { ok: false, error: { code: 'forbidden', message: 'Request refused.' } }
+    const frames: FakeFrame[] = [
+      { ...own, routingId: 999, parent: own },
+      { ...own, processId: 99 },
+      { ...own, url: 'app://other-host/index.html' },
+      { ...own, url: 'app://cairn/other.html' },
+      { ...own, url: 'data:text/html,<p>x</p>' },
+      { ...own, url: 'javascript:alert(1)' },
+    ]
+    const payloads: unknown[] = [
+      undefined,
+      { path: '/memories/x.md', content: 'x' },
+      JSON.parse('{"__proto__": {"polluted": true}, "id": "x"}'),
+      { id: 'x'.repeat(1_000_000), extra: 1 },
+      42,
+    ]
+    const before = await readdir(userData, { recursive: true })
+    for (const channel of requestChannels) {
+      for (const frame of frames) {
+        for (const payload of payloads) {
+          expect(await invoke(standIn, channel, frame, payload), `${channel} ${frame.url}`).toEqual(
+            forbidden,
+          )
+        }
+      }
+    }
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined()
+    expect((await readdir(userData, { recursive: true })).sort()).toEqual(before.sort())
+  })
+
   it('forwards core events to the window on the one event channel', async () => {
     const { standIn, window } = await startApp()
     const written = await invoke(standIn, 'memory:write', window.webContents.mainFrame, {
@@ -604,6 +637,29 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
     expect(third.windows[0]!.bounds).toEqual({ x: 0, y: 0, width: 1366, height: 728 })
     expect(third.windows[0]!.maximized).toBe(true)
     await quit(third)
+  })
+
+  it('keeps the whole window on a display smaller than its least size, its least size shrunk to fit', async () => {
+    // 1366×768 at 175 %: the work area in the points windows are placed in, less a taskbar.
+    const small = { x: 0, y: 0, width: 780, height: 400 }
+    const userData = await tempDir()
+    await writeFile(
+      path.join(userData, 'window-state.json'),
+      JSON.stringify({ bounds: { x: 0, y: 0, width: 1280, height: 820 }, maximized: false }),
+    )
+    for (const saved of [true, false]) {
+      if (!saved) await rm(path.join(userData, 'window-state.json'))
+      const standIn = await start({ userData, displays: [small] }, { CAIRN_DATA_DIR: undefined })
+      await standIn.waitFor('window.loaded')
+      const [made] = standIn.callsOf('new BrowserWindow')
+      const options = made!.args[0] as Record<string, number>
+      expect(options, `saved: ${saved}`).toMatchObject({ x: 0, y: 0, width: 780, height: 400 })
+      // Electron grows a window to its least size: the window would hang below the screen, the
+      // message box at its foot out of reach.
+      expect(options['minWidth']).toBeLessThanOrEqual(small.width)
+      expect(options['minHeight']).toBeLessThanOrEqual(small.height)
+      await quit(standIn)
+    }
   })
 
   it('honours CAIRN_DATA_DIR only outside a packaged build', async () => {

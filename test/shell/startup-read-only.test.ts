@@ -1,8 +1,8 @@
 /**
  * Starts of the built main bundle (with the recording stand-in for `electron`, as in
- * main-bundle.test.ts) on a data folder behind a REAL read-only bind mount: the person gets
- * the start-up failure dialog in plain words, or a working window, never a stack, a silent
- * exit or a hang, and the folder is left byte for byte as it was. Needs root with mount
+ * main-bundle.test.ts) on a data folder behind a REAL read-only bind mount, or on a REAL tmpfs
+ * that is full: the person gets the start-up failure dialog in plain words, or a working
+ * window, never a stack, a silent exit or a hang, and the folder is left as it was. Needs root with mount
  * allowed, as src/main/history/read-only-mount.test.ts does (mounting throws otherwise).
  */
 import { execFileSync } from 'node:child_process'
@@ -19,6 +19,7 @@ import {
   type ElectronStandIn,
   type StandInOptions,
 } from './electron-stand-in'
+import { gitCli, mountSmallDisk, type SmallDisk } from '../../src/main/history/test-helpers'
 
 const bundle = path.join(root, 'out/main/index.js')
 const current = vi.hoisted(() => ({ standIn: null as { module: object } | null }))
@@ -129,6 +130,16 @@ function quiet(): void {
 const READ_ONLY =
   /Cairn's data folder is read-only\. Nothing was changed; fix the problem and open Cairn again\./
 
+const FULL = /disk (that holds Cairn.s data folder )?is full/
+
+/** Resolves once the shell tells the window the memory is open. */
+async function ready(standIn: ElectronStandIn): Promise<void> {
+  await standIn.waitUntil(
+    'webContents.send',
+    (call) => (call.args[1] as { name?: string } | undefined)?.name === 'app:ready',
+  )
+}
+
 describe('a start on a read-only data folder', () => {
   it('a new, empty data folder on a read-only disk: the plain dialog, and nothing made', async () => {
     const userData = path.join(await tempDir(), 'Cairn')
@@ -172,5 +183,73 @@ describe('a start on a read-only data folder', () => {
     expect(exit.args).toEqual([1])
     expectPlainDialog(standIn, userData, READ_ONLY)
     expect(tree(userData)).toEqual(before)
+  })
+})
+
+describe('a start on a full disk', () => {
+  async function smallDisk(): Promise<SmallDisk> {
+    const disk = await mountSmallDisk('2m')
+    cleanups.push(() => disk.unmount())
+    return disk
+  }
+
+  /** A start on the full disk: the plain dialog, then the exit. */
+  async function expectRefusedAsFull(userData: string): Promise<void> {
+    quiet()
+    const standIn = await start({ userData })
+    expect((await standIn.waitFor('app.exit')).args).toEqual([1])
+    expectPlainDialog(standIn, userData, FULL)
+  }
+
+  /** Starts Cairn, runs `use` once the memory is open, then quits (before the disk goes). */
+  async function whileOpen(
+    userData: string,
+    use: (standIn: ElectronStandIn) => Promise<void>,
+  ): Promise<void> {
+    const standIn = await start({ userData })
+    try {
+      await ready(standIn)
+      await use(standIn)
+    } finally {
+      standIn.app.quit()
+      await standIn.waitFor('app.quit')
+    }
+  }
+
+  it('a new, empty data folder on a full disk: the plain dialog, and the start works once there is space', async () => {
+    const disk = await smallDisk()
+    const userData = path.join(disk.dir, 'Cairn')
+    mkdirSync(userData)
+    await disk.fill()
+    await expectRefusedAsFull(userData)
+    await disk.free()
+    await whileOpen(userData, async () => undefined)
+  })
+
+  it('a data folder with memory and history on a disk that filled: plain words, nothing lost, and it opens once there is space', async () => {
+    const disk = await smallDisk()
+    const userData = path.join(disk.dir, 'Cairn')
+    mkdirSync(userData)
+    const first = await start({ userData })
+    await ready(first)
+    const write = first.handlers.get('memory:write')!
+    const frame = first.windows[0]!.webContents.mainFrame
+    expect(
+      await write({ senderFrame: frame }, { path: '/memories/notes.md', content: 'kept\n' }),
+    ).toMatchObject({ ok: true })
+    first.app.quit()
+    await first.waitFor('app.quit')
+    await disk.fill()
+    await expectRefusedAsFull(userData)
+    await disk.free()
+    expect(gitCli(userData, 'show', 'main:notes.md')).toBe('kept\n')
+    await whileOpen(userData, async (again) => {
+      const read = again.handlers.get('memory:read')!
+      const answer = await read(
+        { senderFrame: again.windows[0]!.webContents.mainFrame },
+        { path: '/memories/notes.md' },
+      )
+      expect(answer).toMatchObject({ ok: true, value: { kind: 'text', text: 'kept\n' } })
+    })
   })
 })

@@ -51,6 +51,16 @@ export const CONTEXT_MANAGEMENT_BETA = 'context-management-2025-06-27'
 export const MAX_REQUESTS_PER_TURN = 40
 
 /**
+ * The most image data (base64 characters) the requests of one turn carry. A viewed image stays
+ * in every later request of its turn, and the API refuses a request over 32 MB whole; this
+ * leaves room for the conversation itself. (Earlier turns hold only `[image]`.)
+ */
+export const MAX_TURN_IMAGE_CHARS = 24_000_000
+
+/** The most images one turn's requests carry: over 20, the API allows less per image. */
+export const MAX_TURN_IMAGES = 20
+
+/**
  * Clears old tool results once the prompt passes 100k input tokens, keeping the 4 most recent
  * tool uses, and only when at least 10k tokens go (so a prompt-cache rewrite is worth it).
  */
@@ -165,6 +175,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
 
   // The ids of the calls started in this turn: a call repeating one is not run (below).
   const started = new Set<string>()
+  // What the images viewed in this turn so far add to each of its later requests.
+  const shown = { images: 0, chars: 0 }
 
   const execute: MemoryExecutor = async (input, toolUseId) => {
     if (!toolUseId || started.has(toolUseId)) {
@@ -193,9 +205,11 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
         // Stop came while the command waited behind an earlier call of the same reply.
         result = outcome.stopped
           ? { content: NOT_RUN_STOPPED, isError: true }
-          : { content: outcome.content, isError: outcome.isError }
+          : withinImageBudget({ content: outcome.content, isError: outcome.isError }, shown)
         commitOid = outcome.commit?.oid ?? null
-        const path = !outcome.isError ? viewedPath(input) : null
+        // An image the turn could not carry was not shown to Claude: not viewed.
+        const notShown = !outcome.stopped && result.isError && !outcome.isError
+        const path = !outcome.isError && !notShown ? viewedPath(input) : null
         if (path && !viewed.includes(path)) viewed.push(path)
         if (!outcome.isError && outcome.readAt !== undefined) readAt = outcome.readAt
       } catch (error) {
@@ -395,6 +409,35 @@ function withCacheBreakpoint(messages: ApiMessage[]): ApiMessage[] {
 }
 
 /** The memory path a successful `view` looked at, as `/memories/…` (null for other commands). */
+/**
+ * The result as it is when the turn's requests can still carry its images (counted in
+ * `shown`); otherwise a plain error in their place, so the next request is not refused whole
+ * (the API would end the turn as "too large" for a conversation that is not).
+ */
+function withinImageBudget(
+  result: MemoryResult,
+  shown: { images: number; chars: number },
+): MemoryResult {
+  if (result.isError || typeof result.content === 'string') return result
+  let images = 0
+  let chars = 0
+  for (const block of result.content) {
+    if (block.type !== 'image') continue
+    images++
+    chars += block.source.data.length
+  }
+  if (images === 0) return result
+  if (shown.images + images > MAX_TURN_IMAGES || shown.chars + chars > MAX_TURN_IMAGE_CHARS) {
+    return {
+      content: `Error: This image was not shown: the images already viewed in this turn (${shown.images}) are as many as one request can carry. Say what you have seen so far; the image can be viewed again in the next turn.`,
+      isError: true,
+    }
+  }
+  shown.images += images
+  shown.chars += chars
+  return result
+}
+
 function viewedPath(input: unknown): string | null {
   const raw = input as { command?: unknown; path?: unknown } | null
   if (raw?.command !== 'view' || typeof raw.path !== 'string') return null
