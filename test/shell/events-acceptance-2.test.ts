@@ -11,7 +11,12 @@ import { pathToFileURL } from 'node:url'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { eventChannel } from '../../src/shared/channels'
 import { builtFile, root } from './built'
-import { createElectronStandIn, fakeEvent, type ElectronStandIn } from './electron-stand-in'
+import {
+  createElectronStandIn,
+  fakeEvent,
+  type ElectronStandIn,
+  type FakeWebContents,
+} from './electron-stand-in'
 
 const bundle = path.join(root, 'out/main/index.js')
 
@@ -81,11 +86,19 @@ function invoke(standIn: ElectronStandIn, channel: string, frame: unknown, paylo
   return handler({ senderFrame: frame }, payload) as Promise<{ ok: boolean }>
 }
 
+/** What the stand-in's web contents has beyond its exported type: its send, and its end. */
+interface Page {
+  send(channel: string, payload: unknown): void
+  destroyed: boolean
+}
+const page = (contents: FakeWebContents) => contents as unknown as Page
+
 /** The names of the events sent to one web contents, recorded from now on. */
-function eventsTo(contents: { send: (channel: string, payload: unknown) => void }): string[] {
+function eventsTo(contents: FakeWebContents): string[] {
   const names: string[] = []
-  const send = contents.send.bind(contents)
-  contents.send = (channel, payload) => {
+  const target = page(contents)
+  const send = target.send.bind(target)
+  target.send = (channel, payload) => {
     if (channel === eventChannel) names.push((payload as { name: string }).name)
     send(channel, payload)
   }
@@ -137,7 +150,7 @@ describe('the shell’s events and requests, against the built main bundle', () 
     expect(sent).toContain('history:commit')
     sent.length = 0
     // The page's process is gone, the window not yet: a commit made meanwhile goes nowhere.
-    window.webContents.destroyed = true
+    page(window.webContents).destroyed = true
     const during = await invoke(standIn, 'memory:write', frame, {
       path: '/memories/b.md',
       content: 'b\n',
