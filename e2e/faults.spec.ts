@@ -155,5 +155,9 @@ for (const scheme of ['light', 'dark'] as const) {
     await expect(memory.content('bold.md')).toContainText('****bold****')
     await expect(chat.replies().nth(1).getByText('normal', { exact: true })).toBeVisible()
     await shoot(page, cairn, `memory-plain-preview-${scheme}`)
+    // React logs the error its boundary caught: that overflow, and nothing else.
+    for (const error of cairn.pageErrors)
+      expect(error).toContain('Maximum call stack size exceeded')
+    cairn.pageErrors.length = 0
   })
 }

@@ -25,6 +25,12 @@ for (const scheme of ['light', 'dark'] as const) {
     await expect(chat(page).getByRole('textbox').first()).toBeVisible()
     await expect(page.getByRole('navigation', { name: 'Conversations' })).toBeVisible()
     await shoot(page, cairn, `lazy-part-failed-${scheme}`)
+    // The refused load, as the browser logs it, and nothing else: taken out once checked.
+    expect(cairn.pageErrors.length).toBeGreaterThan(0)
+    for (const error of cairn.pageErrors) {
+      expect(error).toMatch(/Failed to load resource|Failed to fetch dynamically imported module/)
+    }
+    cairn.pageErrors.length = 0
 
     // Reload loads the window again (the chunk is let through this time).
     await page.unroute('**/assets/SettingsDialog-*.js')

@@ -57,6 +57,10 @@ test('the page runs under the shipped Content Security Policy: inline script and
   expect(cairn.cspViolations.join('\n')).toContain('script-src-elem refused inline')
   expect(cairn.cspViolations.join('\n')).toContain('style-src-elem refused inline')
   cairn.cspViolations.length = 0
+  // The browser logs each refusal as a console error: those two, and nothing else.
+  await expect.poll(() => cairn.pageErrors.length).toBe(2)
+  for (const error of cairn.pageErrors) expect(error).toContain('Content Security Policy')
+  cairn.pageErrors.length = 0
 })
 
 test('commands from the application menu reach the window as app:command events', async ({

@@ -457,3 +457,33 @@ export function createElectronStandIn(options: StandInOptions): ElectronStandIn 
     },
   }
 }
+
+/**
+ * What a test file's `vi.mock('electron', …)` answers: Vitest builds a mocked module once per
+ * file, so each export forwards to the stand-in of the start that is running (`current`), and
+ * every fresh load of the bundle talks to its own.
+ */
+export function forwardingElectron(current: { readonly standIn: { module: object } | null }) {
+  const live = (name: string) => {
+    const target = () => {
+      if (!current.standIn) throw new Error('no electron stand-in prepared for this start')
+      return (current.standIn.module as Record<string, object>)[name] as Record<
+        PropertyKey,
+        unknown
+      >
+    }
+    return new Proxy(function standIn() {}, {
+      get(_function, key) {
+        const object = target()
+        const value = Reflect.get(object, key)
+        return typeof value === 'function' && key !== 'prototype' ? value.bind(object) : value
+      },
+      construct: (_function, args) =>
+        Reflect.construct(target() as unknown as new (...args: unknown[]) => object, args),
+    })
+  }
+  const names = ['app', 'BrowserWindow', 'dialog', 'ipcMain', 'Menu', 'protocol', 'safeStorage']
+  return Object.fromEntries(
+    [...names, 'nativeTheme', 'screen', 'session', 'shell'].map((name) => [name, live(name)]),
+  )
+}

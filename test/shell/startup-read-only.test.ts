@@ -23,30 +23,7 @@ import { gitCli, mountSmallDisk, type SmallDisk } from '../../src/main/history/t
 
 const bundle = path.join(root, 'out/main/index.js')
 const current = vi.hoisted(() => ({ standIn: null as { module: object } | null }))
-vi.mock('electron', () => {
-  const live = (name: string) => {
-    const target = () => {
-      if (!current.standIn) throw new Error('no electron stand-in prepared for this start')
-      return (current.standIn.module as Record<string, object>)[name] as Record<
-        PropertyKey,
-        unknown
-      >
-    }
-    return new Proxy(function standIn() {}, {
-      get(_function, key) {
-        const object = target()
-        const value = Reflect.get(object, key)
-        return typeof value === 'function' && key !== 'prototype' ? value.bind(object) : value
-      },
-      construct: (_function, args) =>
-        Reflect.construct(target() as unknown as new (...args: unknown[]) => object, args),
-    })
-  }
-  const names = ['app', 'BrowserWindow', 'dialog', 'ipcMain', 'Menu', 'protocol', 'safeStorage']
-  return Object.fromEntries(
-    [...names, 'nativeTheme', 'screen', 'session', 'shell'].map((name) => [name, live(name)]),
-  )
-})
+vi.mock('electron', async () => (await import('./electron-stand-in')).forwardingElectron(current))
 
 const mounts: string[] = []
 const cleanups: Array<() => Promise<void>> = []
