@@ -109,6 +109,8 @@ interface Damage {
   readonly setAside?: true
   /** A maintenance pass is refused (it would write and remove outside the data folder). */
   readonly passRefused?: true
+  /** What open keeps in cairn-damaged/ (the start of its name there), never deleted. */
+  readonly kept?: string
   /** Applies the damage; returns the id of an old object lost for good, if any. */
   apply(s: Seeded): string | void
 }
@@ -282,6 +284,25 @@ const DAMAGES: ReadonlyArray<Damage> = [
     },
   },
   {
+    // git refused every command on the history ("packed-refs: Is a directory"), and so did
+    // each maintenance pass: kept aside in cairn-damaged/ at open.
+    name: 'a folder at packed-refs',
+    kept: 'packed-refs-',
+    apply: (s) => {
+      fs.mkdirSync(path.join(gitdir(s), 'packed-refs'))
+      fs.writeFileSync(path.join(gitdir(s), 'packed-refs', 'inside'), 'x')
+    },
+  },
+  {
+    name: 'a file at objects/pack',
+    kept: 'objects-pack-',
+    apply: (s) => {
+      const dir = path.join(gitdir(s), 'objects', 'pack')
+      fs.rmSync(dir, { recursive: true, force: true })
+      fs.writeFileSync(dir, 'not a folder')
+    },
+  },
+  {
     name: 'refs/heads/main a link to a file outside',
     apply: (s) => {
       const ref = path.join(gitdir(s), 'refs', 'heads', 'main')
@@ -328,6 +349,10 @@ async function check(damage: Damage): Promise<void> {
     }
     expect(await folderFiles(s.dataDir), damage.name).toEqual(before)
     expect(headFiles(s.dataDir), damage.name).toEqual(before)
+    if (damage.kept) {
+      const damaged = path.join(gitdir(s), 'cairn-damaged')
+      expect(fs.readdirSync(damaged).filter((n) => n.startsWith(damage.kept!))).toHaveLength(1)
+    }
     for (const [name, text] of before) {
       expect(await memory.readAt(`/memories/${name}`, rev(s, 'main')), damage.name).toBe(text)
     }

@@ -4,7 +4,7 @@ import path from 'node:path'
 import os from 'node:os'
 import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
 import { nodeDisk, setDisk } from '../lib/disk'
-import { hookDisk } from '../lib/disk-hooks'
+import { errnoError, hookDisk } from '../lib/disk-hooks'
 import { CairnError } from '../lib/errors'
 import { fsck, gitCli, memoryTestBed } from './test-helpers'
 
@@ -139,6 +139,52 @@ describe("git's lock on main", () => {
     const later = await create('later.md', 'l\n')
     expect(later.pending).toBe(false)
     expect(mainOid()).toBe(later.oid)
+    fsck(bed.dataDir)
+  })
+
+  // Found by faults.test's full run (a fault in the release's unlink, in a revert): the lock
+  // Cairn could not remove refused every later move of main until a restart, each change owed.
+  it("its own lock left by a failed release is removed by the next move, never git's lock in its place", async () => {
+    await create('plan.md', 'a\n')
+    const failOnce = (code: string) => {
+      let failed = false
+      return setDisk(
+        hookDisk(nodeDisk, (call) => {
+          if (failed || call.name !== 'unlinkSync' || call.args[0] !== lockFile()) return
+          failed = true
+          return errnoError(call, code)
+        }).disk,
+      )
+    }
+    let restore = failOnce('EIO')
+    let kept: { pending: boolean; oid?: string }
+    try {
+      kept = await create('kept.md', 'k\n')
+    } finally {
+      restore()
+    }
+    expect(kept.pending).toBe(false)
+    expect(existsSync(lockFile()), 'the release failed: its lock is still there').toBe(true)
+    // git refuses while it is there; Cairn's next move removes its own and goes on, at once.
+    const next = await create('next.md', 'n\n')
+    expect(next.pending).toBe(false)
+    expect(mainOid()).toBe(next.oid)
+    expect(existsSync(lockFile())).toBe(false)
+    fsck(bed.dataDir)
+    // Left again; a person removes it and a git command takes the lock meanwhile: git's stays.
+    restore = failOnce('EACCES')
+    try {
+      expect((await create('again.md', 'g\n')).pending).toBe(false)
+    } finally {
+      restore()
+    }
+    execFileSync('rm', [lockFile()])
+    writeFileSync(lockFile(), `${mainOid()}\n`)
+    const waited = await create('waited.md', 'w\n')
+    expect(waited.pending).toBe(true)
+    expect(readFileSync(lockFile(), 'utf8')).toBe(`${mainOid()}\n`)
+    execFileSync('rm', [lockFile()])
+    expect((await create('after.md', 'a\n')).pending).toBe(false)
     fsck(bed.dataDir)
   })
 

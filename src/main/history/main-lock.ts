@@ -15,7 +15,7 @@
  */
 import os from 'node:os'
 import path from 'node:path'
-import { disk, isCode, makeFolders, OPEN, readPlainFileOrNull, unlinkQuietly } from '../lib/disk'
+import { disk, isCode, makeFolders, OPEN, readPlainFileOrNull } from '../lib/disk'
 import { CairnError } from '../lib/errors'
 import {
   fromThisBoot,
@@ -60,14 +60,14 @@ export const STALE_GIT_LOCK_MS = 60_000
  * `LINKED` (made first if missing, with `refs/heads`); where the file system refuses hard links
  * (or `LINKED` is no plain file), as a file of its own, as git makes it, naming Cairn's process.
  */
-function take(gitdir: string, dir: string, file: string): boolean {
+function take(gitdir: string, dir: string, file: string): Taken | null {
   const linked = path.join(gitdir, LINKED)
   for (let tries = 0; ; tries++) {
     try {
       disk.linkSync(linked, file)
-      return true
+      return { note: null }
     } catch (error) {
-      if (isCode(error, 'EEXIST')) return false
+      if (isCode(error, 'EEXIST')) return null
       if (!isCode(error, 'ENOENT') || tries > 0) break
       // The kept file, or refs/heads, went missing: made again.
       makeFolders(dir, 0o755)
@@ -78,18 +78,88 @@ function take(gitdir: string, dir: string, file: string): boolean {
   try {
     fd = disk.openSync(file, OPEN.WRITE_NEW | OPEN.NOFOLLOW, 0o644)
   } catch (error) {
-    if (isCode(error, 'EEXIST')) return false
+    if (isCode(error, 'EEXIST')) return null
     throw error
   }
+  const note = holderNote()
   try {
     // Named, so the next open tells a killed Cairn's lock from a running git's (`ownLockLeft`).
-    disk.writeSync(fd, Buffer.from(holderNote()))
+    disk.writeSync(fd, Buffer.from(note))
   } catch {
-    // Unnamed, it is told by its age alone, as before.
+    // Unnamed, it is told by its age alone, as before (and never as this process's own).
+    return { note: '' }
   } finally {
     disk.closeSync(fd)
   }
+  return { note }
+}
+
+/** How a lock was taken: as a second name of `LINKED` (null), or a file holding `note`. */
+interface Taken {
+  readonly note: string | null
+}
+
+/**
+ * Locks this process took and could not remove (the release's unlink failed: a failing disk,
+ * a permission taken away), by file: the file's identity then, and its note. Left there, it
+ * refused every later move of `main` for the rest of the session (a commit owed after each
+ * change, until a restart removed it). Found again exactly (same device and inode, the same
+ * note where it is a file: never git's lock, which is a new file holding a commit id), it is
+ * removed before the next take waits.
+ */
+const leftBehind = new Map<
+  string,
+  { readonly dev: number; readonly ino: number; readonly note: string | null }
+>()
+
+// Removes `file` when it is the lock this process left behind; true when it is gone now.
+function removeLeftBehind(file: string): boolean {
+  const left = leftBehind.get(file)
+  if (!left) return false
+  let stats
+  try {
+    stats = disk.lstatIfThere(file)
+  } catch {
+    return false
+  }
+  const same =
+    stats !== undefined &&
+    stats.isFile() &&
+    stats.dev === left.dev &&
+    stats.ino === left.ino &&
+    (left.note === null || readNote(file) === left.note)
+  if (!same) {
+    // Gone, or another's now (a person removed it, and git took the lock since).
+    leftBehind.delete(file)
+    return stats === undefined
+  }
+  try {
+    disk.unlinkSync(file)
+  } catch {
+    return false
+  }
+  leftBehind.delete(file)
   return true
+}
+
+function readNote(file: string): string | null {
+  try {
+    return readPlainFileOrNull(file, OWN_FILE_CAP.TINY)?.toString('utf8') ?? null
+  } catch {
+    return null
+  }
+}
+
+// Notes that the release of `file` (taken as `taken`) failed, when the file is still there.
+function noteLeftBehind(file: string, taken: Taken): void {
+  // An unnamed file cannot be told from another's by its bytes: left to the next open.
+  if (taken.note === '') return
+  try {
+    const stats = disk.lstatIfThere(file)
+    if (stats) leftBehind.set(file, { dev: stats.dev, ino: stats.ino, note: taken.note })
+  } catch {
+    // Not known: left to the next open, as before.
+  }
 }
 
 /**
@@ -180,7 +250,7 @@ function isHolder(value: unknown): value is NamedHolder {
   )
 }
 
-/** The lock, held: `release` removes it (once; a failure leaves it to the next open). */
+/** The lock, held: `release` removes it (once; a failure leaves it to the next take or open). */
 export interface HeldMainLock {
   release(): void
 }
@@ -205,17 +275,25 @@ export async function lockMain(
   const dir = path.join(gitdir, 'refs', 'heads')
   const file = path.join(dir, 'main.lock')
   const until = performance.now() + waitMs
-  while (!take(gitdir, dir, file)) {
+  let taken: Taken | null
+  while (!(taken = take(gitdir, dir, file))) {
+    if (removeLeftBehind(file)) continue
     if (performance.now() >= until) throw gitHoldsMainError()
     await new Promise((resolve) => setTimeout(resolve, RETRY_MS))
   }
+  const took = taken
   let held = true
   return {
     release() {
       if (!held) return
       held = false
-      // `main` has moved by now; a lock left behind is removed at the next open.
-      unlinkQuietly(file)
+      // `main` has moved by now. A lock the unlink leaves is removed by this process's next
+      // take (`removeLeftBehind`), or by the next open.
+      try {
+        disk.unlinkSync(file)
+      } catch (error) {
+        if (!isCode(error, 'ENOENT')) noteLeftBehind(file, took)
+      }
     },
   }
 }

@@ -636,6 +636,16 @@ function repairLayout(gitdir: string): void {
   }
   const main = disk.lstatIfThere(path.join(gitdir, 'refs', 'heads', 'main'))
   if (main && !main.isFile()) moveAsideInGitdir(gitdir, 'refs/heads/main')
+  // git refuses every command on a repository with a folder (or a link, a fifo) at
+  // `packed-refs` or anything but a folder at `objects/pack`, and so every maintenance pass
+  // failed (probe32b): kept aside, as for `config`. A link at objects/pack to a folder stays
+  // (its packs are the history; a pass refuses to write through it).
+  moveAsideUnlessFile(gitdir, 'packed-refs')
+  const packs = path.join(gitdir, 'objects', 'pack')
+  if (disk.lstatIfThere(packs) && !isFolder(packs)) {
+    moveAsideInGitdir(gitdir, 'objects/pack')
+    makeFolder(packs, 0o755)
+  }
   repairConfig(gitdir)
 }
 
