@@ -69,7 +69,7 @@ for (const scheme of ['light', 'dark'] as const) {
             content: [
               {
                 type: 'text',
-                text: '## תשובה קצרה?\n\nהכול טוב, תודה!\n\n- פריט\n\n> ציטוט\n\n| עמודה |\n| --- |\n| תא |',
+                text: '## תשובה קצרה?\n\nהכול טוב, תודה!\n\n- פריט\n\n> ציטוט\n\n| ראשון | שני |\n| --- | --- |\n| תא | תא |',
               },
             ],
             stopReason: 'end_turn',
@@ -104,11 +104,26 @@ for (const scheme of ['light', 'dark'] as const) {
     // So do a list item and a table's cells, each by its own first letters.
     for (const part of [
       answer.getByRole('listitem'),
-      answer.getByRole('columnheader'),
-      answer.getByRole('cell'),
+      answer.getByRole('columnheader').first(),
+      answer.getByRole('cell').first(),
     ]) {
       expect(await part.evaluate((element) => element.matches(':dir(rtl)'))).toBe(true)
     }
+    // And the blocks that hold them: the table's first column on the right, the list's bullets
+    // and the quote's bar on the right (their room, left of the words, on that side).
+    const table = answer.getByRole('table')
+    expect(await leftOf(table, 'שני', 'ראשון'), 'the first column is on the left').toBe(true)
+    const list = answer.getByRole('list')
+    const item = (await drawn(answer.getByRole('listitem'), 'פריט')).box
+    const { box: listBox } = await drawn(list, 'פריט')
+    expect(listBox.right - item.right, 'the bullets’ room is on the left').toBeGreaterThan(10)
+    const tableBox = (await drawn(table, 'ראשון')).box
+    expect(Math.abs(listBox.right - tableBox.right), 'the table stands at the left').toBeLessThan(1)
+    const quote = answer.getByRole('blockquote')
+    const quoted = await drawn(quote, 'ציטוט')
+    expect(quoted.box.right - quoted.word!.right, 'the quote’s bar is on the left').toBeGreaterThan(
+      10,
+    )
 
     await chat.composer.fill('שלום, אני כאן!')
     // What is typed sets the box's direction (its text is no node a range can measure).
