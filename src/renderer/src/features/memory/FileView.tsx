@@ -1,10 +1,10 @@
-import { lazy, useEffect, useRef, useState, type KeyboardEvent } from 'react'
+import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
 import type { FileUse, MemoryEntry, MemoryFile } from '../../../../shared/types'
 import { relativeTime, visibleName } from '../../lib/format'
 import { Banner } from '../../components/Banner'
 import type { BlameActions } from '../../components/BlameView'
 import { EmptyState, Loading } from '../../components/Feedback'
-import { LazyPart } from '../../components/LazyPart'
+import { LazyPart, retryableLazy } from '../../components/LazyPart'
 import { icons } from '../../components/icons'
 import { useNow } from '../../lib/use-now'
 import { MarkdownView } from './MarkdownView'
@@ -14,7 +14,7 @@ import { holdsHidden } from '../../lib/reveal-hidden'
 import { Revealed } from '../../components/Revealed'
 
 // Blame is asked for, not shown at start: its code loads the first time a file's blame opens.
-const LoadedBlame = lazy(() =>
+const LoadedBlame = retryableLazy(() =>
   import('../../components/BlameView').then((module) => ({ default: module.LoadedBlame })),
 )
 
