@@ -5,6 +5,7 @@ import { Banner } from '../../components/Banner'
 import type { BlameActions } from '../../components/BlameView'
 import { EmptyState, Loading } from '../../components/Feedback'
 import { LazyPart, retryableLazy } from '../../components/LazyPart'
+import { MoreRows } from '../../components/MoreRows'
 import { icons } from '../../components/icons'
 import { useNow } from '../../lib/use-now'
 import { MarkdownView } from './MarkdownView'
@@ -386,22 +387,13 @@ function FileContent(props: {
             </span>
           </div>
         ))}
-      {lines.length > drawn && (
-        <div className="mem-code-more">
-          <p className="hint">
-            Showing the first {drawn.toLocaleString('en-US')} of{' '}
-            {lines.length.toLocaleString('en-US')} lines.
-          </p>
-          <button
-            type="button"
-            className="button button-small"
-            onClick={() => setLimit({ path: file.path, lines: drawn + FILE_LINES_SHOWN })}
-          >
-            Show {Math.min(FILE_LINES_SHOWN, lines.length - drawn).toLocaleString('en-US')} more
-            lines
-          </button>
-        </div>
-      )}
+      <MoreRows
+        shown={drawn}
+        all={lines.length}
+        step={FILE_LINES_SHOWN}
+        onMore={() => setLimit({ path: file.path, lines: drawn + FILE_LINES_SHOWN })}
+        className="mem-code-more"
+      />
     </div>
   )
 }
