@@ -8,7 +8,7 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Page } from '@playwright/test'
-import { expect, shoot, test } from './fixtures/screens'
+import { expect, test, shootBoth } from './fixtures/screens'
 import type { Cairn } from './fixtures/harness'
 import { ChatPage } from './pages/chat.page'
 
@@ -61,10 +61,7 @@ test('1,000 conversations: only the lines in view are drawn, and the whole list 
     [1440, 900],
   ] as const) {
     await page.setViewportSize({ width, height })
-    for (const scheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme: scheme })
-      await shoot(page, cairn, `conversation-list-windowed-${width}-${scheme}`)
-    }
+    await shootBoth(page, cairn, `conversation-list-windowed-${width}`)
   }
   await page.setViewportSize({ width: 880, height: 560 })
 
