@@ -8,6 +8,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Locator } from '@playwright/test'
 import { expect, shoot, test } from './fixtures/screens'
+import { writeConversation } from './fixtures/stored-conversations'
 import { ChatPage } from './pages/chat.page'
 import { MemoryPage } from './pages/memory.page'
 
@@ -216,8 +217,6 @@ test('the conversation list by keyboard: a rename or a delete dialog closed give
   page,
   cairn,
 }) => {
-  const folder = path.join(cairn.dataDir, 'conversations')
-  await mkdir(folder, { recursive: true })
   const now = Date.now()
   for (const [id, title, age] of [
     ['c_alpha', 'Alpha', 0],
@@ -225,21 +224,7 @@ test('the conversation list by keyboard: a rename or a delete dialog closed give
     ['c_charlie', 'Charlie', 2],
     ['c_delta', 'Delta', 3 * 24 * 60],
   ] as const) {
-    const at = now - age * 60_000
-    await writeFile(
-      path.join(folder, `${id}.json`),
-      JSON.stringify({
-        version: 1,
-        id,
-        title,
-        createdAt: at,
-        updatedAt: at,
-        messages: [
-          { role: 'user', content: [{ type: 'text', text: `About ${title}` }], createdAt: at },
-        ],
-        toolCommits: {},
-      }),
-    )
+    await writeConversation(cairn.dataDir, { id, title, at: now - age * 60_000 })
   }
   await cairn.open(page)
   const chat = new ChatPage(page)

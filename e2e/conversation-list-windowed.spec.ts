@@ -5,37 +5,23 @@
  * buttons), by search, and scrolls the open conversation into view.
  * Screenshots go to e2e/artifacts (conversation-list-windowed-<size>-<scheme>).
  */
-import { mkdir, writeFile } from 'node:fs/promises'
-import path from 'node:path'
 import type { Page } from '@playwright/test'
 import { expect, test, shootBoth } from './fixtures/screens'
 import type { Cairn } from './fixtures/harness'
+import { writeConversation } from './fixtures/stored-conversations'
 import { ChatPage } from './pages/chat.page'
 
 /** Writes `count` conversations, `Conversation 0000` the newest, one hour apart. */
 async function writeConversations(cairn: Cairn, count: number): Promise<void> {
-  const folder = path.join(cairn.dataDir, 'conversations')
-  await mkdir(folder, { recursive: true })
   const now = Date.now()
   const width = String(count - 1).length
   for (let i = 0; i < count; i++) {
-    const id = `c_${String(i).padStart(width, '0')}`
-    const title = `Conversation ${String(i).padStart(width, '0')}`
-    const at = now - i * 60 * 60_000
-    await writeFile(
-      path.join(folder, `${id}.json`),
-      JSON.stringify({
-        version: 1,
-        id,
-        title,
-        createdAt: at,
-        updatedAt: at,
-        messages: [
-          { role: 'user', content: [{ type: 'text', text: `About ${title}` }], createdAt: at },
-        ],
-        toolCommits: {},
-      }),
-    )
+    const n = String(i).padStart(width, '0')
+    await writeConversation(cairn.dataDir, {
+      id: `c_${n}`,
+      title: `Conversation ${n}`,
+      at: now - i * 60 * 60_000,
+    })
   }
 }
 
