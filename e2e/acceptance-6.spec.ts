@@ -8,6 +8,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Locator } from '@playwright/test'
 import { expect, shoot, test } from './fixtures/screens'
+import { writeConversation } from './fixtures/stored-conversations'
 import { ChatPage } from './pages/chat.page'
 import { MemoryPage } from './pages/memory.page'
 
@@ -69,7 +70,7 @@ for (const scheme of ['light', 'dark'] as const) {
             content: [
               {
                 type: 'text',
-                text: '## תשובה קצרה?\n\nהכול טוב, תודה!\n\n- פריט\n\n> ציטוט\n\n| עמודה |\n| --- |\n| תא |',
+                text: '## תשובה קצרה?\n\nהכול טוב, תודה!\n\n- פריט\n\n> ציטוט\n\n| ראשון | שני |\n| --- | --- |\n| תא | תא |',
               },
             ],
             stopReason: 'end_turn',
@@ -104,11 +105,26 @@ for (const scheme of ['light', 'dark'] as const) {
     // So do a list item and a table's cells, each by its own first letters.
     for (const part of [
       answer.getByRole('listitem'),
-      answer.getByRole('columnheader'),
-      answer.getByRole('cell'),
+      answer.getByRole('columnheader').first(),
+      answer.getByRole('cell').first(),
     ]) {
       expect(await part.evaluate((element) => element.matches(':dir(rtl)'))).toBe(true)
     }
+    // And the blocks that hold them: the table's first column on the right, the list's bullets
+    // and the quote's bar on the right (their room, left of the words, on that side).
+    const table = answer.getByRole('table')
+    expect(await leftOf(table, 'שני', 'ראשון'), 'the first column is on the left').toBe(true)
+    const list = answer.getByRole('list')
+    const item = (await drawn(answer.getByRole('listitem'), 'פריט')).box
+    const { box: listBox } = await drawn(list, 'פריט')
+    expect(listBox.right - item.right, 'the bullets’ room is on the left').toBeGreaterThan(10)
+    const tableBox = (await drawn(table, 'ראשון')).box
+    expect(Math.abs(listBox.right - tableBox.right), 'the table stands at the left').toBeLessThan(1)
+    const quote = answer.getByRole('blockquote')
+    const quoted = await drawn(quote, 'ציטוט')
+    expect(quoted.box.right - quoted.word!.right, 'the quote’s bar is on the left').toBeGreaterThan(
+      10,
+    )
 
     await chat.composer.fill('שלום, אני כאן!')
     // What is typed sets the box's direction (its text is no node a range can measure).
@@ -201,8 +217,6 @@ test('the conversation list by keyboard: a rename or a delete dialog closed give
   page,
   cairn,
 }) => {
-  const folder = path.join(cairn.dataDir, 'conversations')
-  await mkdir(folder, { recursive: true })
   const now = Date.now()
   for (const [id, title, age] of [
     ['c_alpha', 'Alpha', 0],
@@ -210,21 +224,7 @@ test('the conversation list by keyboard: a rename or a delete dialog closed give
     ['c_charlie', 'Charlie', 2],
     ['c_delta', 'Delta', 3 * 24 * 60],
   ] as const) {
-    const at = now - age * 60_000
-    await writeFile(
-      path.join(folder, `${id}.json`),
-      JSON.stringify({
-        version: 1,
-        id,
-        title,
-        createdAt: at,
-        updatedAt: at,
-        messages: [
-          { role: 'user', content: [{ type: 'text', text: `About ${title}` }], createdAt: at },
-        ],
-        toolCommits: {},
-      }),
-    )
+    await writeConversation(cairn.dataDir, { id, title, at: now - age * 60_000 })
   }
   await cairn.open(page)
   const chat = new ChatPage(page)

@@ -5,7 +5,7 @@
  * is the person's, as they wrote it.
  */
 import { reply } from '../test/fixtures/fake-anthropic'
-import { expect, shoot, test } from './fixtures/screens'
+import { expect, test, shootBoth } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
 import { FullHistoryPage } from './pages/full-history.page'
 
@@ -57,10 +57,7 @@ test('titles with controls, bidi overrides or nothing visible are drawn safely',
   await chat.openConversation('רשימת קניות')
   await expect(chat.title).toHaveText('רשימת קניות')
   await expect(chat.title).toHaveAttribute('dir', 'auto')
-  for (const scheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme: scheme })
-    await shoot(page, cairn, `conversation-titles-${scheme}`)
-  }
+  await shootBoth(page, cairn, 'conversation-titles')
 
   // The history's conversation filter names them the same way.
   const history = new FullHistoryPage(page)

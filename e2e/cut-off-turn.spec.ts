@@ -13,6 +13,7 @@ import { reply, sse, type FakeAnthropic } from '../test/fixtures/fake-anthropic'
 import { createCore, type Core } from '../src/main/core'
 import { createRecordingLogger } from '../src/main/lib/logger'
 import { attachCore, expect, test, watchCsp } from './fixtures/harness'
+import { shootBoth } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
 
 const CHILD = path.resolve('test/fixtures/chat-child.ts')
@@ -83,10 +84,7 @@ test('a reply a kill cut off says so after the restart; Retry sends it again', a
   const banner = chat.transcript.getByRole('status', { name: 'Reply cut off' })
   await expect(banner).toContainText('This reply was cut off when Cairn closed.')
   await mkdir('e2e/artifacts', { recursive: true })
-  for (const colorScheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme })
-    await page.screenshot({ path: `e2e/artifacts/cut-off-turn-${colorScheme}.png` })
-  }
+  await shootBoth(page, { dataDir }, 'cut-off-turn')
 
   anthropic.script(reply.text('Monday: rest.'))
   await banner.getByRole('button', { name: 'Retry' }).click()

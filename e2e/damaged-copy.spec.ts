@@ -8,7 +8,7 @@ import { nodeDisk, setDisk } from '../src/main/lib/disk'
 import { hookDisk } from '../src/main/lib/disk-hooks'
 import { reply } from '../test/fixtures/fake-anthropic'
 import { attachCore, expect, test } from './fixtures/harness'
-import { shoot } from './fixtures/screens'
+import { shootBoth } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
 import { FullHistoryPage } from './pages/full-history.page'
 import { HistoryPage } from './pages/history.page'
@@ -122,10 +122,7 @@ test('a damaged copy that cannot be repaired is a warning, marked in History, an
     const outside = chat.pane.getByRole('status', { name: 'Edits made outside Cairn saved' })
     await expect(outside).toContainText('notes.md')
     await expect(chat.composer).toBeVisible()
-    for (const scheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme: scheme })
-      await shoot(page, { dataDir }, `damaged-copy-notice-${scheme}`)
-    }
+    await shootBoth(page, { dataDir }, 'damaged-copy-notice')
     await page.emulateMedia({ colorScheme: 'light' })
 
     // "View in History", from the keyboard, opens that file's history; its first version is
@@ -155,10 +152,7 @@ test('a damaged copy that cannot be repaired is a warning, marked in History, an
       next.getByRole('table', { name: 'Content of /memories/trip.md' }).getByRole('cell'),
     ).toHaveText(['Lisbon in June: the train is booked.'])
     await expect(history.diffTable('/memories/trip.md')).toHaveCount(0)
-    for (const scheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme: scheme })
-      await shoot(page, { dataDir }, `damaged-copy-next-version-${scheme}`)
-    }
+    await shootBoth(page, { dataDir }, 'damaged-copy-next-version')
     await page.emulateMedia({ colorScheme: 'light' })
 
     // Reverting it would bring the damaged version back: refused in plain words, naming the
@@ -172,10 +166,7 @@ test('a damaged copy that cannot be repaired is a warning, marked in History, an
     await expect(history.rows).toHaveCount(2)
     expect(git(dataDir, 'show', 'main:trip.md')).toBe('Lisbon in June: the train is booked.\n')
     expect(await readFile(trip, 'utf8')).toBe('Lisbon in June: the train is booked.\n')
-    for (const scheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme: scheme })
-      await shoot(page, { dataDir }, `damaged-copy-revert-refused-${scheme}`)
-    }
+    await shootBoth(page, { dataDir }, 'damaged-copy-revert-refused')
     await page.emulateMedia({ colorScheme: 'light' })
 
     // Dismissed, it stays dismissed while the person moves around the app.

@@ -8,6 +8,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { createCore } from '../src/main/core'
 import { attachCore, expect, test } from './fixtures/harness'
+import { shootBoth } from './fixtures/screens'
 import { MemoryPage } from './pages/memory.page'
 
 test('the By last read list of 1,500 files draws only what is in view, and reaches its end', async ({
@@ -36,10 +37,7 @@ test('the By last read list of 1,500 files draws only what is in view, and reach
     await expect(rows.first()).toHaveAttribute('aria-setsize', '1500')
     await expect(rows.first()).toHaveAttribute('aria-posinset', '1')
     expect(await rows.count()).toBeLessThan(100)
-    for (const colorScheme of ['light', 'dark'] as const) {
-      await page.emulateMedia({ colorScheme })
-      await page.screenshot({ path: `e2e/artifacts/file-use-windowed-${colorScheme}.png` })
-    }
+    await shootBoth(page, { dataDir }, 'file-use-windowed')
 
     // Scrolled to its end, the last file is drawn, in view, and opens.
     await list.evaluate((element) => {

@@ -1,6 +1,6 @@
 import { claudeTurn, create, expect, reply, strReplace, test } from './fixtures/claude-turns'
 import { FullHistoryPage } from './pages/full-history.page'
-import { shoot } from './fixtures/screens'
+import { shootBoth } from './fixtures/screens'
 
 // Acceptance of issue #12 the hostile way: a line holding a bidi override or a zero-width
 // space reads in the history's diff and blame as it reads in review, with each invisible
@@ -44,8 +44,5 @@ test('the history diff and blame mark invisible characters, as review does', asy
     ),
   ).toBe(false)
 
-  for (const scheme of ['light', 'dark'] as const) {
-    await page.emulateMedia({ colorScheme: scheme })
-    await shoot(page, cairn, `history-hidden-blame-${scheme}`)
-  }
+  await shootBoth(page, cairn, 'history-hidden-blame')
 })

@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { createCore } from '../src/main/core'
 import { attachCore, expect, test } from './fixtures/harness'
+import { shootBoth } from './fixtures/screens'
 import { call } from './fixtures/machines'
 import { FullHistoryPage } from './pages/full-history.page'
 
@@ -108,10 +109,7 @@ test('a commit whose author has only an email is shown by that email', async ({
       await expect(row).toHaveCount(1)
       await row.click()
       await expect(history.title()).toHaveText('tool@example.com edited g.md outside Cairn')
-      for (const scheme of ['light', 'dark'] as const) {
-        await page.emulateMedia({ colorScheme: scheme })
-        await page.screenshot({ path: `e2e/artifacts/history-nameless-author-${scheme}.png` })
-      }
+      await shootBoth(page, { dataDir }, 'history-nameless-author')
     } finally {
       stop()
       await core.close()

@@ -1,6 +1,6 @@
-import { lazy } from 'react'
+import type { ReactNode } from 'react'
 import { Loading } from './components/Feedback'
-import { LazyPart } from './components/LazyPart'
+import { LazyPart, retryableLazy } from './components/LazyPart'
 import { NavigationProvider, useNavigation } from './lib/navigation'
 import { MemoryNotices } from './features/app/MemoryNotices'
 import { PendingChangesProvider } from './lib/pending-changes'
@@ -25,7 +25,7 @@ import './features/settings/settings.css'
 
 // The full history view (timeline, diffs, blame, search) is not part of the first screen: its
 // code loads the first time it opens, as the side pane's history tab does.
-const FullHistoryView = lazy(() =>
+const FullHistoryView = retryableLazy(() =>
   import('./features/history/FullHistoryView').then((module) => ({
     default: module.FullHistoryView,
   })),
@@ -33,17 +33,17 @@ const FullHistoryView = lazy(() =>
 
 // Settings (with its sync section) and the two sync dialogs open only when asked for: their code
 // loads then, in one step each.
-const Settings = lazy(async () => {
+const Settings = retryableLazy(async () => {
   const [{ SettingsDialog }, { SyncSettings }] = await Promise.all([
     import('./features/settings/SettingsDialog'),
     import('./features/sync/SyncSettings'),
   ])
   return { default: () => <SettingsDialog extraSections={<SyncSettings />} /> }
 })
-const ConflictDialog = lazy(() =>
+const ConflictDialog = retryableLazy(() =>
   import('./features/sync/ConflictDialog').then((module) => ({ default: module.ConflictDialog })),
 )
-const JoinDialog = lazy(() =>
+const JoinDialog = retryableLazy(() =>
   import('./features/sync/JoinDialog').then((module) => ({ default: module.JoinDialog })),
 )
 
@@ -70,7 +70,7 @@ function Frame() {
   const appInfo = useAppInfo()
   const { state: settings } = useSettings()
   const { settingsOpen, openSettings, view } = useNavigation()
-  const { dialog } = useSync()
+  const { dialog, openDialog } = useSync()
   const [noticesRef, moreNotices] = useMoreBelow<HTMLDivElement>()
   useTheme(settings.status === 'ready' ? settings.settings.theme : null)
   useShortcuts()
@@ -152,21 +152,36 @@ function Frame() {
       {/* One boundary each: a dialog whose code is loading (Join opens by itself once sync
           settings are saved) never hides another that is open, nor takes its focus. */}
       {settingsOpen && (
-        <LazyPart fallback={<DialogLoading />} overlay>
+        <LazyDialog onClose={() => openSettings(false)}>
           <Settings />
-        </LazyPart>
+        </LazyDialog>
       )}
       {dialog === 'conflicts' && (
-        <LazyPart fallback={<DialogLoading />} overlay>
+        <LazyDialog onClose={() => openDialog(null)}>
           <ConflictDialog />
-        </LazyPart>
+        </LazyDialog>
       )}
       {dialog === 'join' && (
-        <LazyPart fallback={<DialogLoading />} overlay>
+        <LazyDialog onClose={() => openDialog(null)}>
           <JoinDialog />
-        </LazyPart>
+        </LazyDialog>
       )}
     </div>
+  )
+}
+
+/** A dialog whose code loads when it opens: its wait over the window, its failure closed by Escape. */
+function LazyDialog({
+  onClose,
+  children,
+}: {
+  readonly onClose: () => void
+  readonly children: ReactNode
+}) {
+  return (
+    <LazyPart fallback={<DialogLoading />} overlay onClose={onClose}>
+      {children}
+    </LazyPart>
   )
 }
 

@@ -7,6 +7,7 @@ import { Revealed } from './Revealed'
 import { madeElsewhere, sentence, whoLabel, whoOf } from '../lib/commit-words'
 import { clockTime, dayKey, exactTime, shortDateTime, visibleName } from '../lib/format'
 import { useThisMachine } from '../lib/this-machine'
+import { MoreRows } from './MoreRows'
 import './blame.css'
 
 /** Lines drawn at first (and added per "Show more"): each is a row of several elements. */
@@ -81,21 +82,12 @@ export function BlameView(props: {
           )
         })}
       </div>
-      {all.length > limit && (
-        <div className="blame-more">
-          <p className="hint blame-note">
-            Showing the first {limit.toLocaleString('en-US')} of{' '}
-            {all.length.toLocaleString('en-US')} lines.
-          </p>
-          <button
-            type="button"
-            className="button button-small"
-            onClick={() => setLimit((n) => n + BLAME_ROWS_SHOWN)}
-          >
-            Show {Math.min(BLAME_ROWS_SHOWN, all.length - limit).toLocaleString('en-US')} more lines
-          </button>
-        </div>
-      )}
+      <MoreRows
+        shown={limit}
+        all={all.length}
+        step={BLAME_ROWS_SHOWN}
+        onMore={() => setLimit((n) => n + BLAME_ROWS_SHOWN)}
+      />
     </>
   )
 }

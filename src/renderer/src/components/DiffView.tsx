@@ -2,6 +2,7 @@ import { useState } from 'react'
 import type { FileChange } from '../../../shared/types'
 import { diffModelOf, type DiffGap, type DiffLine, type Segment } from '../lib/diff-model'
 import { Revealed } from './Revealed'
+import { MoreRows } from './MoreRows'
 import './diff.css'
 import { visibleName } from '../lib/format'
 
@@ -79,6 +80,7 @@ export function DiffView(props: {
     <MoreRows
       shown={limit}
       all={all}
+      step={DIFF_ROWS_SHOWN}
       of="this diff"
       onMore={() => setLimit((n) => n + DIFF_ROWS_SHOWN)}
     />
@@ -187,32 +189,11 @@ function WholeVersion(props: { readonly text: string; readonly path: string }) {
       <MoreRows
         shown={limit}
         all={lines.length}
+        step={DIFF_ROWS_SHOWN}
         of="this version"
         onMore={() => setLimit((n) => n + DIFF_ROWS_SHOWN)}
       />
     </>
-  )
-}
-
-/** "Showing the first N of M lines of …" and a button for the next rows, when rows are left. */
-function MoreRows(props: {
-  readonly shown: number
-  readonly all: number
-  readonly of: string
-  readonly onMore: () => void
-}) {
-  const { shown, all } = props
-  if (all <= shown) return null
-  return (
-    <div className="hist-diff-more">
-      <p className="hint hist-diff-note">
-        Showing the first {shown.toLocaleString('en-US')} of {all.toLocaleString('en-US')} lines of{' '}
-        {props.of}.
-      </p>
-      <button type="button" className="button button-small" onClick={props.onMore}>
-        Show {Math.min(DIFF_ROWS_SHOWN, all - shown).toLocaleString('en-US')} more lines
-      </button>
-    </div>
   )
 }
 

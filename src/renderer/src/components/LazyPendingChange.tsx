@@ -1,11 +1,10 @@
-import { lazy } from 'react'
 import type { PendingChange } from '../../../shared/types'
 import { Loading } from './Feedback'
-import { LazyPart } from './LazyPart'
+import { LazyPart, retryableLazy } from './LazyPart'
 
 // A change waiting for review (its diff, flags and editor) appears only in review mode: its
 // code, with the diff library, loads the first time one is shown.
-const PendingChangeView = lazy(() =>
+const PendingChangeView = retryableLazy(() =>
   import('./PendingChangeView').then((module) => ({ default: module.PendingChangeView })),
 )
 

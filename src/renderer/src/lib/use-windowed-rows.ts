@@ -6,22 +6,25 @@ import { rowsToDraw } from './windowing'
 const OVERSCAN = 12
 
 /**
- * A windowed list of rows of one height inside a scrolling parent (the memory tree, the By use
- * list): only the rows in view plus a margin are drawn, and the `pinned` rows wherever they are
+ * A windowed list of rows inside a scrolling parent (the memory tree, the By use list, the
+ * conversation list): only the rows in view plus a margin are drawn, and the `pinned` rows wherever they are
  * (the focused one, so scrolling never drops the keyboard focus; the selected one). The row at
  * `selectedIndex` is scrolled into view when it changes (a file chosen from search or History).
  * Gives the virtualizer and where the list starts inside its parent (`margin`: a notice may sit
- * above it), which each row's offset subtracts.
+ * above it), which each row's offset subtracts. Rows of one height give `rowHeight` as a number;
+ * rows of several heights give each row's estimate, name each row (`keyOf`, so a measured height
+ * follows its row when the list changes) and hand each drawn row to `virtualizer.measureElement`.
  */
 export function useWindowedRows(options: {
   readonly count: number
-  readonly rowHeight: number
+  readonly rowHeight: number | ((index: number) => number)
+  readonly keyOf?: (index: number) => string
   readonly listRef: RefObject<HTMLElement | null>
   readonly scrollRef: RefObject<HTMLElement | null>
   readonly pinned: ReadonlyArray<number>
   readonly selectedIndex: number | undefined
 }) {
-  const { count, rowHeight, listRef, scrollRef, pinned, selectedIndex } = options
+  const { count, rowHeight, keyOf, listRef, scrollRef, pinned, selectedIndex } = options
   const [margin, setMargin] = useState(0)
   useLayoutEffect(() => {
     const list = listRef.current
@@ -37,7 +40,8 @@ export function useWindowedRows(options: {
   const virtualizer = useVirtualizer({
     count,
     getScrollElement: () => scrollRef.current,
-    estimateSize: () => rowHeight,
+    estimateSize: typeof rowHeight === 'number' ? () => rowHeight : rowHeight,
+    ...(keyOf ? { getItemKey: keyOf } : {}),
     overscan: OVERSCAN,
     scrollMargin: margin,
     rangeExtractor: (range) => {

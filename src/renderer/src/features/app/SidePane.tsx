@@ -1,13 +1,13 @@
-import { lazy, useRef, useState, type KeyboardEvent } from 'react'
+import { useRef, useState, type KeyboardEvent } from 'react'
 import { Loading } from '../../components/Feedback'
-import { LazyPart } from '../../components/LazyPart'
+import { LazyPart, retryableLazy } from '../../components/LazyPart'
 import { MemoryBrowser } from '../memory/MemoryBrowser'
 import { useNavigation, type SidePane as Pane } from '../../lib/navigation'
 import { usePendingChanges } from '../../lib/pending-changes'
 
 // The history tab (timeline, diffs) is not part of the first screen: its code loads the first
 // time the tab opens, so the window starts on less JavaScript.
-const HistoryPane = lazy(() =>
+const HistoryPane = retryableLazy(() =>
   import('../history/HistoryPane').then((module) => ({ default: module.HistoryPane })),
 )
 

@@ -3,6 +3,7 @@ import ReactMarkdown, { type Components, type Options } from 'react-markdown'
 import remarkGfm from 'remark-gfm'
 import { GuardedMarkdown } from '../../components/GuardedMarkdown'
 import { api } from '../../lib/api'
+import { directionOf } from '../../lib/text-direction'
 import { isOpenableUrl } from './links'
 
 function SafeLink({ href, children }: { href?: string; children?: ReactNode }) {
@@ -33,15 +34,39 @@ const components: Components = {
   h5: ({ children }) => <h5 dir="auto">{children}</h5>,
   h6: ({ children }) => <h6 dir="auto">{children}</h6>,
   // So do list items and table cells (a cell keeps its column's alignment, an item its task-list
-  // class). A quote holds paragraphs, each with its own direction already.
+  // class).
   li: ({ node: _node, ...props }) => <li dir="auto" {...props} />,
   td: ({ node: _node, ...props }) => <td dir="auto" {...props} />,
   th: ({ node: _node, ...props }) => <th dir="auto" {...props} />,
-  table: ({ children }) => (
-    <div className="md-table-wrap">
+  // A list, a quote and a table read from their first letter too (its bullets or numbers, its
+  // bar, its first column on that side); `dir="auto"` cannot tell, as their items have their own.
+  ul: ({ node, ...props }) => <ul dir={blockDirection(node)} {...props} />,
+  ol: ({ node, ...props }) => <ol dir={blockDirection(node)} {...props} />,
+  blockquote: ({ node, ...props }) => <blockquote dir={blockDirection(node)} {...props} />,
+  table: ({ node, children }) => (
+    // On its wrapper: a right-to-left table stands at the right, as its text does.
+    <div className="md-table-wrap" dir={blockDirection(node)}>
       <table>{children}</table>
     </div>
   ),
+}
+
+/** What `blockDirection` reads of markdown's syntax tree: text, and elements holding more. */
+interface TreeNode {
+  readonly type: string
+  readonly value?: string
+  readonly children?: ReadonlyArray<TreeNode>
+}
+
+/** The direction of a block's first letter, found without joining all its text. */
+function blockDirection(node: TreeNode | undefined): 'rtl' | 'ltr' | undefined {
+  if (!node) return undefined
+  if (node.type === 'text') return directionOf(node.value ?? '')
+  for (const child of node.children ?? []) {
+    const found = blockDirection(child)
+    if (found) return found
+  }
+  return undefined
 }
 
 type Plugins = NonNullable<Options['rehypePlugins']>

@@ -32,3 +32,34 @@ export function groupByAge(
   }
   return groups.filter((group) => group.hits.length > 0)
 }
+
+/** One line of the windowed conversation list: a group's heading, or a conversation. */
+export type ConversationListItem =
+  | { readonly kind: 'label'; readonly group: string; readonly first: boolean }
+  | {
+      readonly kind: 'row'
+      readonly group: string
+      readonly hit: ConversationSearchHit
+      /** Its place in its group, from 1, and the group's length (for a screen reader). */
+      readonly posInSet: number
+      readonly setSize: number
+    }
+
+/**
+ * The groups as one list of lines, each heading before its conversations, so the sidebar can
+ * draw only the lines in view however many conversations there are.
+ */
+export function listItems(
+  groups: ReadonlyArray<ConversationGroup>,
+): ReadonlyArray<ConversationListItem> {
+  return groups.flatMap((group, at) => [
+    { kind: 'label' as const, group: group.label, first: at === 0 },
+    ...group.hits.map((hit, index) => ({
+      kind: 'row' as const,
+      group: group.label,
+      hit,
+      posInSet: index + 1,
+      setSize: group.hits.length,
+    })),
+  ])
+}

@@ -1,10 +1,11 @@
-import { lazy, useEffect, useRef, useState, type KeyboardEvent } from 'react'
+import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
 import type { FileUse, MemoryEntry, MemoryFile } from '../../../../shared/types'
 import { relativeTime, visibleName } from '../../lib/format'
 import { Banner } from '../../components/Banner'
 import type { BlameActions } from '../../components/BlameView'
 import { EmptyState, Loading } from '../../components/Feedback'
-import { LazyPart } from '../../components/LazyPart'
+import { LazyPart, retryableLazy } from '../../components/LazyPart'
+import { MoreRows } from '../../components/MoreRows'
 import { icons } from '../../components/icons'
 import { useNow } from '../../lib/use-now'
 import { MarkdownView } from './MarkdownView'
@@ -14,7 +15,7 @@ import { holdsHidden } from '../../lib/reveal-hidden'
 import { Revealed } from '../../components/Revealed'
 
 // Blame is asked for, not shown at start: its code loads the first time a file's blame opens.
-const LoadedBlame = lazy(() =>
+const LoadedBlame = retryableLazy(() =>
   import('../../components/BlameView').then((module) => ({ default: module.LoadedBlame })),
 )
 
@@ -386,22 +387,13 @@ function FileContent(props: {
             </span>
           </div>
         ))}
-      {lines.length > drawn && (
-        <div className="mem-code-more">
-          <p className="hint">
-            Showing the first {drawn.toLocaleString('en-US')} of{' '}
-            {lines.length.toLocaleString('en-US')} lines.
-          </p>
-          <button
-            type="button"
-            className="button button-small"
-            onClick={() => setLimit({ path: file.path, lines: drawn + FILE_LINES_SHOWN })}
-          >
-            Show {Math.min(FILE_LINES_SHOWN, lines.length - drawn).toLocaleString('en-US')} more
-            lines
-          </button>
-        </div>
-      )}
+      <MoreRows
+        shown={drawn}
+        all={lines.length}
+        step={FILE_LINES_SHOWN}
+        onMore={() => setLimit({ path: file.path, lines: drawn + FILE_LINES_SHOWN })}
+        className="mem-code-more"
+      />
     </div>
   )
 }

@@ -1,4 +1,4 @@
-import { lazy, useEffect, useMemo, useRef, useState } from 'react'
+import { useEffect, useMemo, useRef, useState } from 'react'
 import type { ApiResult, ChangeResult, MemoryEntry } from '../../../../shared/types'
 import { Banner, Notice, useNotice } from '../../components/Banner'
 import { ConfirmDialog } from '../../components/ConfirmDialog'
@@ -7,7 +7,7 @@ import { ConversationLink } from '../../components/ConversationLink'
 import { useSummary } from '../../lib/commit-summaries'
 import { useConversationTitles } from '../../lib/conversation-titles'
 import { EmptyState, Loading } from '../../components/Feedback'
-import { LazyPart } from '../../components/LazyPart'
+import { LazyPart, retryableLazy } from '../../components/LazyPart'
 import { icons } from '../../components/icons'
 import { Splitter } from '../../components/Splitter'
 import { api, errorMessage, unwrap } from '../../lib/api'
@@ -31,7 +31,7 @@ import { useMemoryStats } from './use-memory-stats'
 import './memory.css'
 
 // Comparing a past version with now (diffs) is rare: its code loads the first time it is used.
-const ComparePanel = lazy(() =>
+const ComparePanel = retryableLazy(() =>
   import('./ComparePanel').then((module) => ({ default: module.ComparePanel })),
 )
 
