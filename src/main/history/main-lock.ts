@@ -20,8 +20,8 @@ import { CairnError } from '../lib/errors'
 import {
   fromThisBoot,
   holderStillRunning,
+  machineId,
   ownIdentity,
-  readProc,
   type LockHolder,
 } from '../lib/lock-holder'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
@@ -104,7 +104,6 @@ function holderNote(): string {
     pid: process.pid,
     since: new Date().toISOString(),
     host: os.hostname(),
-    ...machineField(),
     ...ownIdentity(),
   }
   return `${NOTE_PREFIX}${JSON.stringify(holder)}\n`
@@ -112,23 +111,11 @@ function holderNote(): string {
 
 /**
  * A `main.lock` note's holder: its process, and the machine it runs on (`os.hostname()`, and the
- * system's `/etc/machine-id` where there is one: two machines may share a host name, such as
- * `localhost` or a default one).
+ * system's `/etc/machine-id` where there is one, `LockHolder.machine`: two machines may share a
+ * host name, such as `localhost` or a default one).
  */
 interface NamedHolder extends LockHolder {
   readonly host?: string
-  readonly machine?: string
-}
-
-/** This system's machine id (`/etc/machine-id`, 32 hex digits), where it has one. */
-function machineId(): string | null {
-  const text = readProc('/etc/machine-id')?.trim() ?? ''
-  return /^[0-9a-f]{32}$/.test(text) ? text : null
-}
-
-function machineField(): { machine?: string } {
-  const machine = machineId()
-  return machine === null ? {} : { machine }
 }
 
 /**
@@ -162,7 +149,7 @@ export function ownLockLeft(file: string): boolean {
   // Named alike but another machine by its machine id: the same (redges32; before, its note
   // from "another boot" went at once, taking a running Cairn's lock on a shared folder).
   if (holder.machine !== undefined && holder.machine !== machineId()) return false
-  return !holderStillRunning(holder)
+  return !holderStillRunning(holder, file)
 }
 
 function isHolder(value: unknown): value is NamedHolder {

@@ -218,6 +218,14 @@ export function setDisk(next: Disk): () => void {
   }
 }
 
+/**
+ * The file system in front of every call now (`nodeDisk`, or what a test put there): a key for
+ * what is read once per process and must be read again through a test's seam.
+ */
+export function diskInUse(): Disk {
+  return current
+}
+
 /** True while no test put a wrapper in front of the file system (`setDisk`). */
 export function usesNodeDisk(): boolean {
   return current === nodeDisk
