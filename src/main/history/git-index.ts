@@ -27,7 +27,7 @@ import { disk, isCode, OPEN, readPlainFile, readPlainFileOrNull, unlinkQuietly }
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { hashObject } from './objects/object-database'
 import type { ObjectStore } from './object-store'
-import { gitLockLeft } from './git-lock-left'
+import { forgetIndexLock, gitLockLeft, noteIndexLock, ownIndexLockLeft } from './git-lock-left'
 import type { StatCache } from './stat-cache'
 import { childrenOf, treeFromOid, type Node } from './tree-state'
 import { timeSlices, type Breather } from '../lib/time-slices'
@@ -492,11 +492,17 @@ export async function writeGitIndex(
     } catch (error) {
       if (!isCode(error, 'EEXIST')) throw error
       // A running git's (or one that cannot be told from it) is never removed nor waited on.
-      if (tries > 0 || !gitLockLeft(lockFile, path.dirname(gitdir))) return 'locked'
+      // Cairn's own, left by a kill, goes once its holder is gone for sure, where git's cannot
+      // be told (Flatpak, a container: git-lock-left.ts).
+      const left =
+        tries === 0 &&
+        (ownIndexLockLeft(gitdir, lockFile) || gitLockLeft(lockFile, path.dirname(gitdir)))
+      if (!left) return 'locked'
       unlinkQuietly(lockFile)
       removedLeftLock?.()
     }
   }
+  noteIndexLock(gitdir, fd)
   let renamed = false
   try {
     const now = readIndex(indexFile)
@@ -522,6 +528,7 @@ export async function writeGitIndex(
     if (fd >= 0) disk.closeSync(fd)
     // Ours, and maybe gone already: nothing else to undo.
     if (!renamed) unlinkQuietly(lockFile)
+    forgetIndexLock(gitdir)
   }
 }
 

@@ -99,14 +99,19 @@ function take(gitdir: string, dir: string, file: string): boolean {
  */
 const NOTE_PREFIX = 'cairn-main-lock '
 
-function holderNote(): string {
+/**
+ * One line, `prefix` then this process's fields and `more` as JSON: what Cairn writes in a lock
+ * of git's it takes as a file of its own (`main.lock`), or beside one (`index.lock`,
+ * git-lock-left.ts).
+ */
+export function holderNote(prefix = NOTE_PREFIX, more: Record<string, unknown> = {}): string {
   const holder: NamedHolder = {
     pid: process.pid,
     since: new Date().toISOString(),
     host: os.hostname(),
     ...ownIdentity(),
   }
-  return `${NOTE_PREFIX}${JSON.stringify(holder)}\n`
+  return `${prefix}${JSON.stringify({ ...holder, ...more })}\n`
 }
 
 /**
@@ -114,7 +119,7 @@ function holderNote(): string {
  * system's `/etc/machine-id` where there is one, `LockHolder.machine`: two machines may share a
  * host name, such as `localhost` or a default one).
  */
-interface NamedHolder extends LockHolder {
+export interface NamedHolder extends LockHolder {
   readonly host?: string
 }
 
@@ -130,14 +135,26 @@ export function ownLockLeft(file: string): boolean {
   } catch {
     return false
   }
-  if (!text.startsWith(NOTE_PREFIX)) return false
-  let holder: unknown
+  const holder = readHolderNote(text, NOTE_PREFIX)
+  return holder !== null && noteHolderGone(holder, file)
+}
+
+/** The holder a note written by `holderNote(prefix)` names, or null for any other text. */
+export function readHolderNote(text: string, prefix: string): NamedHolder | null {
+  if (!text.startsWith(prefix)) return null
   try {
-    holder = JSON.parse(text.slice(NOTE_PREFIX.length))
+    const holder: unknown = JSON.parse(text.slice(prefix.length))
+    return isHolder(holder) ? holder : null
   } catch {
-    return false
+    return null
   }
-  if (!isHolder(holder)) return false
+}
+
+/**
+ * Whether a note's holder, naming the lock `file`, is gone for sure: a process of this machine
+ * that no longer runs, or an earlier boot of it (lock-holder.ts).
+ */
+export function noteHolderGone(holder: NamedHolder, file: string): boolean {
   // Another machine's (a data folder two machines share), or one that does not say and is from
   // another boot: its process id and boot say nothing of a process here, and taken at once it
   // would take a running Cairn's lock. Only its age tells (`STALE_GIT_LOCK_MS`, at open). So for
