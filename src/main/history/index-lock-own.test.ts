@@ -49,6 +49,7 @@ const prepared: PreparedIndex = {
   head: 'a'.repeat(40),
   found: null,
   bare: false,
+  noted: null,
 }
 
 const here = (file: string) => JSON.stringify(path.resolve('src/main', file))
