@@ -23,7 +23,15 @@
 import { createHash } from 'node:crypto'
 import type { BigIntStats, Stats } from 'node:fs'
 import path from 'node:path'
-import { disk, isCode, OPEN, readPlainFile, readPlainFileOrNull, unlinkQuietly } from '../lib/disk'
+import {
+  disk,
+  isCode,
+  OPEN,
+  readPlainFile,
+  readPlainFileOrNull,
+  unlinkQuietly,
+  writeOwnFile,
+} from '../lib/disk'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { hashObject } from './objects/object-database'
 import type { ObjectStore } from './object-store'
@@ -332,7 +340,7 @@ function noteIndexBase(
   if (noted?.head === head && noted.bare === kept) return
   try {
     const text = kept === null ? `${head}\n` : `${head}\n${kept}\n`
-    disk.writeFileSync(path.join(gitdir, INDEX_BASE), text, { mode: 0o644 })
+    writeOwnFile(path.join(gitdir, INDEX_BASE), text)
   } catch {
     // Without it the next sync keeps no staged change (as before stop 31); nothing else.
   }

@@ -17,7 +17,7 @@
  * cannot be compared with Cairn's: it is taken as one that may hold the lock.
  */
 import path from 'node:path'
-import { disk, readPlainFileOrNull, unlinkQuietly } from '../lib/disk'
+import { disk, readPlainFileOrNull, unlinkQuietly, writeOwnFile } from '../lib/disk'
 import { readProc } from '../lib/lock-holder'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { holderNote, noteHolderGone, readHolderNote, STALE_GIT_LOCK_MS } from './main-lock'
@@ -49,7 +49,7 @@ export function noteIndexLock(gitdir: string, fd: number): void {
   try {
     const { dev, ino } = disk.fstatSync(fd)
     const note = holderNote(INDEX_NOTE_PREFIX, { lock: `${dev}:${ino}` })
-    disk.writeFileSync(path.join(gitdir, INDEX_LOCK_NOTE), note, { mode: 0o644 })
+    writeOwnFile(path.join(gitdir, INDEX_LOCK_NOTE), note)
   } catch {
     // A lock without its note is taken for git's: it stays until removed by hand, as before.
   }

@@ -169,4 +169,23 @@ describe("Cairn's own index.lock left by a kill", () => {
     expect(await writeGitIndex(gitdir, prepared)).toBe('locked')
     expect(existsSync(lock)).toBe(true)
   }, 60_000)
+
+  // Both notes were written by name (`writeFileSync`): a fifo put at either made the index write's
+  // open wait for a reader forever, holding git's lock. Run in a child, whose open can be timed
+  // out (this process's could not be).
+  it('a fifo at either note beside the index never holds the write', () => {
+    for (const note of [INDEX_LOCK_NOTE, 'cairn-index-base']) {
+      rmSync(path.join(gitdir, note), { force: true })
+      execFileSync('mkfifo', [path.join(gitdir, note)])
+      const outcome = execFileSync(
+        node,
+        ['--import', 'tsx', path.join(dir, 'writer.mts'), gitdir],
+        { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], timeout: 30_000 },
+      )
+      expect(outcome.trim()).toBe('written')
+      expect(existsSync(lock)).toBe(false)
+      git('ls-files', '--stage')
+      rmSync(path.join(gitdir, 'index'))
+    }
+  }, 120_000)
 })

@@ -263,6 +263,20 @@ export const OPEN = {
   NONBLOCK: fss.constants.O_NONBLOCK ?? 0,
 } as const
 
+/**
+ * Writes one of Cairn's own small files (history.git's config, its notes) whole, never through a
+ * link put in its place (O_NOFOLLOW: ELOOP instead, and nothing outside the data folder is
+ * written) nor waiting on a fifo there (O_NONBLOCK: ENXIO instead of an open that never returns).
+ */
+export function writeOwnFile(file: string, text: string): void {
+  const fd = disk.openSync(file, OPEN.WRITE_TRUNC | OPEN.NOFOLLOW | OPEN.NONBLOCK, 0o644)
+  try {
+    disk.writeFileSync(fd, text)
+  } finally {
+    closeQuietly(fd)
+  }
+}
+
 // How much `readPlainFile` asks for at a time once a file grew past the size it looked at.
 const GROWN_READ = 64 * 1024
 
