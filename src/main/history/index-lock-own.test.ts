@@ -61,6 +61,8 @@ import { writeFileSync } from 'node:fs'
 import { nodeDisk, setDisk } from ${here('lib/disk.ts')}
 import { writeGitIndex } from ${here('history/git-index.ts')}
 const [gitdir, holding] = process.argv.slice(2)
+// A promise that never settles keeps no process alive: this does, until the kill.
+setInterval(() => {}, 1000)
 setDisk({
   ...nodeDisk,
   promises: {
