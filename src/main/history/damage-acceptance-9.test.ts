@@ -85,17 +85,25 @@ function outsideFolder(name: string, files: Record<string, string | Buffer>): st
   return dir
 }
 
-/** Packs the history (`git gc`), then flips a bit in the middle of `oid`'s packed data. */
-function flipInPack(s: Seeded, oid: string): void {
+/** Packs the history (`git gc`); returns the path of its pack's file ending in `ext`. */
+function packed(s: Seeded, ext: '.idx' | '.pack'): string {
   gitCli(s.dataDir, 'gc', '--quiet', '--prune=now')
   const dir = path.join(gitdir(s), 'objects', 'pack')
-  const idx = fs.readdirSync(dir).find((name) => name.endsWith('.idx'))!
+  return path.join(
+    dir,
+    fs.readdirSync(dir).find((name) => name.endsWith(ext))!,
+  )
+}
+
+/** Packs the history (`git gc`), then flips a bit in the middle of `oid`'s packed data. */
+function flipInPack(s: Seeded, oid: string): void {
+  const idx = packed(s, '.idx')
   // "<oid> <type> <size> <size in pack> <offset>" per object.
-  const line = gitCli(s.dataDir, 'verify-pack', '-v', path.join(dir, idx))
+  const line = gitCli(s.dataDir, 'verify-pack', '-v', idx)
     .split('\n')
     .find((l) => l.startsWith(oid))!
   const [, , , inPack, offset] = line.split(/\s+/).map(Number)
-  const pack = path.join(dir, idx.replace(/\.idx$/, '.pack'))
+  const pack = idx.replace(/\.idx$/, '.pack')
   fs.chmodSync(pack, 0o644)
   const bytes = fs.readFileSync(pack)
   const at = offset! + Math.floor(inPack! / 2)
@@ -217,12 +225,7 @@ const DAMAGES: ReadonlyArray<Damage> = [
     // Its pack, unindexed, is kept aside in cairn-damaged/ (git index-pack can index it again).
     setAside: true,
     apply: (s) => {
-      gitCli(s.dataDir, 'gc', '--quiet', '--prune=now')
-      const dir = path.join(gitdir(s), 'objects', 'pack')
-      const idx = path.join(
-        dir,
-        fs.readdirSync(dir).find((n) => n.endsWith('.idx'))!,
-      )
+      const idx = packed(s, '.idx')
       fs.chmodSync(idx, 0o644)
       fs.writeFileSync(idx, Buffer.alloc(fs.statSync(idx).size))
     },
@@ -231,8 +234,7 @@ const DAMAGES: ReadonlyArray<Damage> = [
     name: 'the pack folder a link to a folder outside (git gc)',
     passRefused: true,
     apply: (s) => {
-      gitCli(s.dataDir, 'gc', '--quiet', '--prune=now')
-      const dir = path.join(gitdir(s), 'objects', 'pack')
+      const dir = path.dirname(packed(s, '.pack'))
       const target = path.join(outside, `${seeds}-pack`)
       fs.cpSync(dir, target, { recursive: true })
       fs.rmSync(dir, { recursive: true })
@@ -243,12 +245,7 @@ const DAMAGES: ReadonlyArray<Damage> = [
     name: 'the pack file replaced by a folder (git gc)',
     setAside: true,
     apply: (s) => {
-      gitCli(s.dataDir, 'gc', '--quiet', '--prune=now')
-      const dir = path.join(gitdir(s), 'objects', 'pack')
-      const pack = path.join(
-        dir,
-        fs.readdirSync(dir).find((n) => n.endsWith('.pack'))!,
-      )
+      const pack = packed(s, '.pack')
       fs.rmSync(pack)
       fs.mkdirSync(pack)
     },
@@ -256,12 +253,7 @@ const DAMAGES: ReadonlyArray<Damage> = [
   {
     name: 'the pack index a link to a copy outside (git gc)',
     apply: (s) => {
-      gitCli(s.dataDir, 'gc', '--quiet', '--prune=now')
-      const dir = path.join(gitdir(s), 'objects', 'pack')
-      const idx = path.join(
-        dir,
-        fs.readdirSync(dir).find((n) => n.endsWith('.idx'))!,
-      )
+      const idx = packed(s, '.idx')
       const target = path.join(outsideFolder('idx', {}), path.basename(idx))
       fs.copyFileSync(idx, target)
       fs.rmSync(idx)

@@ -7,12 +7,12 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
   parseGitIndex,
   prepareGitIndex,
-  serializeGitIndex,
   serializeGitIndexInSlices,
   writeGitIndex,
 } from './git-index'
 import { createObjectStore, type ObjectStore } from './object-store'
 import { treeFromOid } from './tree-state'
+import { inOneGo as noSlices } from '../lib/time-slices'
 import { claudeCommands, fsck, gitAsAnn, gitCli, memoryTestBed } from './test-helpers'
 
 // Found by stop 30's acceptance check (probe30r): Cairn wrote no git index in history.git, so
@@ -152,7 +152,7 @@ describe("git's index in history.git", () => {
   })
 })
 
-describe('parseGitIndex and serializeGitIndex', () => {
+describe('parseGitIndex and serializeGitIndexInSlices', () => {
   it('reads what it writes, and an index git wrote in versions 2, 3 and 4 alike', async () => {
     await some()
     await indexFollowsMain()
@@ -179,15 +179,18 @@ describe('parseGitIndex and serializeGitIndex', () => {
     ).toBe(true)
   })
 
-  it('refuses a cut, flipped or foreign index', () => {
-    const good = serializeGitIndex([
-      {
-        path: Buffer.from('a.md'),
-        oid: 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391',
-        mode: 0o100644,
-        stat: null,
-      },
-    ])
+  it('refuses a cut, flipped or foreign index', async () => {
+    const good = await serializeGitIndexInSlices(
+      [
+        {
+          path: Buffer.from('a.md'),
+          oid: 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391',
+          mode: 0o100644,
+          stat: null,
+        },
+      ],
+      noSlices,
+    )
     expect(parseGitIndex(good)).toHaveLength(1)
     const flipped = Buffer.from(good)
     flipped[20] = flipped[20]! ^ 1
@@ -594,7 +597,7 @@ describe("git's index made in slices", () => {
         }),
       )
     const sliced = await serializeGitIndexInSlices(prepared.files, everyStep)
-    expect(sliced.equals(serializeGitIndex(prepared.files))).toBe(true)
+    expect(sliced.equals(await serializeGitIndexInSlices(prepared.files, noSlices))).toBe(true)
     expect(between).toBe(prepared.files.length)
     between = 0
     // The bytes are made before git's lock is taken (see the next case).

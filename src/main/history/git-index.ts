@@ -23,11 +23,19 @@
 import { createHash } from 'node:crypto'
 import type { BigIntStats, Stats } from 'node:fs'
 import path from 'node:path'
-import { disk, isCode, OPEN, readPlainFile, readPlainFileOrNull, unlinkQuietly } from '../lib/disk'
+import {
+  disk,
+  isCode,
+  OPEN,
+  readPlainFile,
+  readPlainFileOrNull,
+  unlinkQuietly,
+  writeOwnFile,
+} from '../lib/disk'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { hashObject } from './objects/object-database'
 import type { ObjectStore } from './object-store'
-import { gitLockLeft } from './git-lock-left'
+import { forgetIndexLock, gitLockLeft, noteIndexLock, ownIndexLockLeft } from './git-lock-left'
 import type { StatCache } from './stat-cache'
 import { childrenOf, treeFromOid, type Node } from './tree-state'
 import { timeSlices, type Breather } from '../lib/time-slices'
@@ -86,15 +94,10 @@ export async function filesOf(
 
 type IndexFile = ReadonlyArray<{ path: Buffer; oid: string; mode: number; stat: IndexStat | null }>
 
-/** An index of `files` (sorted), each with its stat data when known, else zeros. */
-export function serializeGitIndex(files: IndexFile): Buffer {
-  const out = indexHeader(files)
-  let at = 12
-  for (const file of files) at = writeEntry(out, at, file)
-  return withChecksum(out, at)
-}
-
-/** `serializeGitIndex` in slices (`breathe`): the same bytes, the loop given back between. */
+/**
+ * An index of `files` (sorted), each with its stat data when known, else zeros, made in slices
+ * (`breathe`; `inOneGo` for none): the loop is given back between entries.
+ */
 export async function serializeGitIndexInSlices(
   files: IndexFile,
   breathe: Breather,
@@ -271,9 +274,16 @@ export type GitIndexOutcome = 'kept' | 'written' | 'locked'
  * checksum when it lists `head`'s files alone; for one to write, whether it will.
  */
 export type PreparedIndex =
-  | { readonly kind: 'kept'; readonly head: string; readonly bare: string | null }
+  | {
+      readonly kind: 'kept'
+      readonly head: string
+      readonly bare: string | null
+      readonly noted: IndexBase | null
+    }
   | {
       readonly kind: 'write'
+      /** The note (`INDEX_BASE`) as it was read then: written again only when it changes. */
+      readonly noted: IndexBase | null
       readonly files: ReadonlyArray<{
         path: Buffer
         oid: string
@@ -298,7 +308,8 @@ export type PreparedIndex =
  */
 export const INDEX_BASE = 'cairn-index-base'
 
-interface IndexBase {
+/** What `INDEX_BASE` notes. */
+export interface IndexBase {
   readonly head: string
   /** The index's checksum when it listed `head`'s files alone, else null. */
   readonly bare: string | null
@@ -318,13 +329,18 @@ function readIndexBase(gitdir: string): IndexBase | null {
 // git's `index.skipHash` writes zeros for the checksum: such an index tells no change by it.
 const NO_SUM = '0'.repeat(40)
 
-function noteIndexBase(gitdir: string, head: string, bare: string | null): void {
+// `noted`: the note as the sync read it, which nothing but the sync writes.
+function noteIndexBase(
+  gitdir: string,
+  noted: IndexBase | null,
+  head: string,
+  bare: string | null,
+): void {
   const kept = bare === NO_SUM ? null : bare
-  const now = readIndexBase(gitdir)
-  if (now?.head === head && now.bare === kept) return
+  if (noted?.head === head && noted.bare === kept) return
   try {
     const text = kept === null ? `${head}\n` : `${head}\n${kept}\n`
-    disk.writeFileSync(path.join(gitdir, INDEX_BASE), text, { mode: 0o644 })
+    writeOwnFile(path.join(gitdir, INDEX_BASE), text)
   } catch {
     // Without it the next sync keeps no staged change (as before stop 31); nothing else.
   }
@@ -395,7 +411,10 @@ export async function prepareGitIndex(options: {
   const breathe = timeSlices()
   const files = await filesOf(options.store, options.root, breathe)
   const found = readIndex(path.join(options.gitdir, 'index'))
-  if (found && listsExactly(found.entries, files)) return { kind: 'kept', head, bare: found.sum }
+  const noted = readIndexBase(options.gitdir)
+  if (found && listsExactly(found.entries, files)) {
+    return { kind: 'kept', head, bare: found.sum, noted }
+  }
   const hashed: Array<{ relative: string; stats: Stats; oid: string }> = []
   const withStats: Listed[] = []
   for (const file of files) {
@@ -408,7 +427,7 @@ export async function prepareGitIndex(options: {
   // An index git made whole from a tree (its commit, a `read-tree`) holds nothing staged; nor
   // does one untouched since it was noted listing the base's files alone (its checksum the
   // note's), which spares reading the base's whole tree after each of Cairn's own commits.
-  const base = readIndexBase(options.gitdir)
+  const base = noted
   const untouched = found !== null && base?.bare != null && found.sum === base.bare
   const staged = found && found.rootTree === null && !untouched ? found.entries : null
   const listed = carryStaged(
@@ -419,9 +438,9 @@ export async function prepareGitIndex(options: {
   // `carryStaged` hands `main`'s own entries back when it keeps nothing of the person's.
   const bare = listed.length === withStats.length && listed.every((f, i) => f === withStats[i])
   if (found && listsExactly(found.entries, listed)) {
-    return { kind: 'kept', head, bare: bare ? found.sum : null }
+    return { kind: 'kept', head, bare: bare ? found.sum : null, noted }
   }
-  return { kind: 'write', files: listed, hashed, head, found: found?.sum ?? null, bare }
+  return { kind: 'write', files: listed, hashed, head, found: found?.sum ?? null, bare, noted }
 }
 
 // The files of the commit the index was last made to list (`INDEX_BASE`), or null when there is
@@ -473,7 +492,7 @@ export async function writeGitIndex(
   breathe: Breather = timeSlices(),
 ): Promise<GitIndexOutcome> {
   if (prepared.kind === 'kept') {
-    noteIndexBase(gitdir, prepared.head, prepared.bare)
+    noteIndexBase(gitdir, prepared.noted, prepared.head, prepared.bare)
     return 'kept'
   }
   // Recorded before the first await, as the queue left them: a command may write the same
@@ -492,16 +511,22 @@ export async function writeGitIndex(
     } catch (error) {
       if (!isCode(error, 'EEXIST')) throw error
       // A running git's (or one that cannot be told from it) is never removed nor waited on.
-      if (tries > 0 || !gitLockLeft(lockFile, path.dirname(gitdir))) return 'locked'
+      // Cairn's own, left by a kill, goes once its holder is gone for sure, where git's cannot
+      // be told (Flatpak, a container: git-lock-left.ts).
+      const left =
+        tries === 0 &&
+        (ownIndexLockLeft(gitdir, lockFile) || gitLockLeft(lockFile, path.dirname(gitdir)))
+      if (!left) return 'locked'
       unlinkQuietly(lockFile)
       removedLeftLock?.()
     }
   }
+  noteIndexLock(gitdir, fd)
   let renamed = false
   try {
     const now = readIndex(indexFile)
     if (now && listsExactly(now.entries, prepared.files)) {
-      noteIndexBase(gitdir, prepared.head, prepared.bare ? now.sum : null)
+      noteIndexBase(gitdir, prepared.noted, prepared.head, prepared.bare ? now.sum : null)
       return 'kept'
     }
     // git changed the index since it was read (a `git add` meanwhile): what the person staged
@@ -516,12 +541,13 @@ export async function writeGitIndex(
     await disk.promises.rename(lockFile, indexFile)
     renamed = true
     const sum = bytes.toString('hex', bytes.byteLength - 20)
-    noteIndexBase(gitdir, prepared.head, prepared.bare ? sum : null)
+    noteIndexBase(gitdir, prepared.noted, prepared.head, prepared.bare ? sum : null)
     return 'written'
   } finally {
     if (fd >= 0) disk.closeSync(fd)
     // Ours, and maybe gone already: nothing else to undo.
     if (!renamed) unlinkQuietly(lockFile)
+    forgetIndexLock(gitdir)
   }
 }
 

@@ -17,9 +17,10 @@
  * cannot be compared with Cairn's: it is taken as one that may hold the lock.
  */
 import path from 'node:path'
-import { disk } from '../lib/disk'
+import { disk, readPlainFileOrNull, unlinkQuietly, writeOwnFile } from '../lib/disk'
 import { readProc } from '../lib/lock-holder'
-import { STALE_GIT_LOCK_MS } from './main-lock'
+import { OWN_FILE_CAP } from '../lib/own-file-caps'
+import { holderNote, noteHolderGone, readHolderNote, STALE_GIT_LOCK_MS } from './main-lock'
 
 /** True when `lockFile` is a git lock no running git holds (see the top of this file). */
 export function gitLockLeft(lockFile: string, dataDir: string): boolean {
@@ -31,6 +32,61 @@ export function gitLockLeft(lockFile: string, dataDir: string): boolean {
   const names = folderNames(dataDir)
   const mounts = namespaceOf('self', 'mnt')
   return !pids.some((pid) => gitFor(pid, names, mounts))
+}
+
+/**
+ * A note beside git's `index.lock` while Cairn holds it (`history.git/cairn-index-lock`): git's
+ * lock holds the new index's bytes, so it cannot name its writer itself. One line, as
+ * `main.lock`'s own (main-lock.ts), with the lock's file: `cairn-index-lock {"pid":…,"since":…,
+ * "host":…,"boot":…,"started":…,"pidns":…,"machine":…,"lock":"<device>:<inode>"}`. Written once
+ * the lock is made, removed once it is renamed or removed; a kill between leaves both.
+ */
+export const INDEX_LOCK_NOTE = 'cairn-index-lock'
+const INDEX_NOTE_PREFIX = `${INDEX_LOCK_NOTE} `
+
+/** Notes that this process holds `index.lock`, made as `fd` (best effort: unnoted, it is git's). */
+export function noteIndexLock(gitdir: string, fd: number): void {
+  try {
+    const { dev, ino } = disk.fstatSync(fd)
+    const note = holderNote(INDEX_NOTE_PREFIX, { lock: `${dev}:${ino}` })
+    writeOwnFile(path.join(gitdir, INDEX_LOCK_NOTE), note)
+  } catch {
+    // A lock without its note is taken for git's: it stays until removed by hand, as before.
+  }
+}
+
+/** Removes the note once the lock it names is renamed or removed. */
+export function forgetIndexLock(gitdir: string): void {
+  unlinkQuietly(path.join(gitdir, INDEX_LOCK_NOTE))
+}
+
+/**
+ * True when `lockFile`, git's `index.lock` in `gitdir`, is Cairn's own (the note names its very
+ * file, made no later than the note: a git's lock made after a kill may reuse the inode) and its
+ * holder is gone for sure: a process of this machine, boot and process namespace that no longer
+ * runs, or an earlier boot's (lib/lock-holder.ts). Its age does not matter. A holder in another
+ * namespace (a Flatpak or container Cairn beside this one) or of another machine is never gone
+ * here; nor is one where the file system gives no birth time to compare.
+ */
+export function ownIndexLockLeft(gitdir: string, lockFile: string): boolean {
+  let text: string
+  try {
+    text =
+      readPlainFileOrNull(path.join(gitdir, INDEX_LOCK_NOTE), OWN_FILE_CAP.TINY)?.toString(
+        'utf8',
+      ) ?? ''
+  } catch {
+    return false
+  }
+  const holder = readHolderNote(text, INDEX_NOTE_PREFIX)
+  const lock = (holder as { lock?: unknown } | null)?.lock
+  if (holder === null || typeof lock !== 'string') return false
+  const stats = disk.lstatIfThere(lockFile)
+  if (!stats?.isFile() || lock !== `${stats.dev}:${stats.ino}`) return false
+  // Made no later than the note was written (a git's lock made since has a later birth time).
+  const since = Date.parse(holder.since)
+  if (!(stats.birthtimeMs > 0) || !(Math.floor(stats.birthtimeMs) <= since)) return false
+  return noteHolderGone(holder, lockFile)
 }
 
 /**

@@ -35,6 +35,8 @@ async function create(file: string, text: string): Promise<{ pending: boolean; o
 
 const gitdir = () => path.join(bed.dataDir, 'history.git')
 const lockFile = () => path.join(gitdir(), 'refs', 'heads', 'main.lock')
+// An hour before this system started: when an earlier boot's note was written.
+const beforeBoot = () => new Date(Date.now() - os.uptime() * 1000 - 3_600_000).toISOString()
 const mainOid = () => gitCli(bed.dataDir, 'rev-parse', 'main').trim()
 const gitEnv = () => ({
   ...process.env,
@@ -366,10 +368,10 @@ describe('where hard links are refused', () => {
 
   it("another machine's lock file (a shared data folder) is left at open until it is a minute old; this machine's from an earlier boot goes at once", async () => {
     await create('plan.md', 'a\n')
-    const note = (host: string) =>
+    const note = (host: string, since = new Date().toISOString()) =>
       `cairn-main-lock ${JSON.stringify({
         pid: 4_000_000,
-        since: new Date().toISOString(),
+        since,
         host,
         boot: 'another-boot-0000',
         started: '1',
@@ -388,8 +390,8 @@ describe('where hard links are refused', () => {
     utimesSync(lockFile(), old, old)
     await bed.reopen()
     expect(existsSync(lockFile())).toBe(false)
-    // This machine's, from an earlier boot: gone at once, as before.
-    writeFileSync(lockFile(), note(os.hostname()))
+    // This machine's, from an earlier boot (written before this system started): gone at once.
+    writeFileSync(lockFile(), note(os.hostname(), beforeBoot()))
     await bed.reopen()
     expect(existsSync(lockFile())).toBe(false)
     fsck(bed.dataDir)
@@ -406,10 +408,10 @@ describe('where hard links are refused', () => {
           file === '/etc/machine-id' ? Buffer.from(`${ours}\n`) : nodeDisk.readFileSync(file),
       }),
     )
-    const note = (machine: string) =>
+    const note = (machine: string, since = new Date().toISOString()) =>
       `cairn-main-lock ${JSON.stringify({
         pid: 4_000_000,
-        since: new Date().toISOString(),
+        since,
         host: os.hostname(),
         machine,
         boot: 'another-boot-0000',
@@ -424,8 +426,14 @@ describe('where hard links are refused', () => {
     utimesSync(lockFile(), old, old)
     await bed.reopen()
     expect(existsSync(lockFile())).toBe(false)
-    // Cairn's own note names this machine id; one of it from an earlier boot goes at once.
-    writeFileSync(lockFile(), note(ours))
+    // This machine id from another boot, written while this system ran: a clone's (a container
+    // or VM image copied with its machine id), running now; it stays (stop 33: it went at once).
+    const clone = note(ours)
+    writeFileSync(lockFile(), clone)
+    await bed.reopen()
+    expect(readFileSync(lockFile(), 'utf8')).toBe(clone)
+    // Written before this system started, on this local disk: an earlier boot's, gone at once.
+    writeFileSync(lockFile(), note(ours, beforeBoot()))
     await bed.reopen()
     expect(existsSync(lockFile())).toBe(false)
     fsck(bed.dataDir)

@@ -20,8 +20,8 @@ import { CairnError } from '../lib/errors'
 import {
   fromThisBoot,
   holderStillRunning,
+  machineId,
   ownIdentity,
-  readProc,
   type LockHolder,
 } from '../lib/lock-holder'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
@@ -169,36 +169,28 @@ function noteLeftBehind(file: string, taken: Taken): void {
  */
 const NOTE_PREFIX = 'cairn-main-lock '
 
-function holderNote(): string {
+/**
+ * One line, `prefix` then this process's fields and `more` as JSON: what Cairn writes in a lock
+ * of git's it takes as a file of its own (`main.lock`), or beside one (`index.lock`,
+ * git-lock-left.ts).
+ */
+export function holderNote(prefix = NOTE_PREFIX, more: Record<string, unknown> = {}): string {
   const holder: NamedHolder = {
     pid: process.pid,
     since: new Date().toISOString(),
     host: os.hostname(),
-    ...machineField(),
     ...ownIdentity(),
   }
-  return `${NOTE_PREFIX}${JSON.stringify(holder)}\n`
+  return `${prefix}${JSON.stringify({ ...holder, ...more })}\n`
 }
 
 /**
  * A `main.lock` note's holder: its process, and the machine it runs on (`os.hostname()`, and the
- * system's `/etc/machine-id` where there is one: two machines may share a host name, such as
- * `localhost` or a default one).
+ * system's `/etc/machine-id` where there is one, `LockHolder.machine`: two machines may share a
+ * host name, such as `localhost` or a default one).
  */
-interface NamedHolder extends LockHolder {
+export interface NamedHolder extends LockHolder {
   readonly host?: string
-  readonly machine?: string
-}
-
-/** This system's machine id (`/etc/machine-id`, 32 hex digits), where it has one. */
-function machineId(): string | null {
-  const text = readProc('/etc/machine-id')?.trim() ?? ''
-  return /^[0-9a-f]{32}$/.test(text) ? text : null
-}
-
-function machineField(): { machine?: string } {
-  const machine = machineId()
-  return machine === null ? {} : { machine }
 }
 
 /**
@@ -213,14 +205,26 @@ export function ownLockLeft(file: string): boolean {
   } catch {
     return false
   }
-  if (!text.startsWith(NOTE_PREFIX)) return false
-  let holder: unknown
+  const holder = readHolderNote(text, NOTE_PREFIX)
+  return holder !== null && noteHolderGone(holder, file)
+}
+
+/** The holder a note written by `holderNote(prefix)` names, or null for any other text. */
+export function readHolderNote(text: string, prefix: string): NamedHolder | null {
+  if (!text.startsWith(prefix)) return null
   try {
-    holder = JSON.parse(text.slice(NOTE_PREFIX.length))
+    const holder: unknown = JSON.parse(text.slice(prefix.length))
+    return isHolder(holder) ? holder : null
   } catch {
-    return false
+    return null
   }
-  if (!isHolder(holder)) return false
+}
+
+/**
+ * Whether a note's holder, naming the lock `file`, is gone for sure: a process of this machine
+ * that no longer runs, or an earlier boot of it (lock-holder.ts).
+ */
+export function noteHolderGone(holder: NamedHolder, file: string): boolean {
   // Another machine's (a data folder two machines share), or one that does not say and is from
   // another boot: its process id and boot say nothing of a process here, and taken at once it
   // would take a running Cairn's lock. Only its age tells (`STALE_GIT_LOCK_MS`, at open). So for
@@ -232,7 +236,7 @@ export function ownLockLeft(file: string): boolean {
   // Named alike but another machine by its machine id: the same (redges32; before, its note
   // from "another boot" went at once, taking a running Cairn's lock on a shared folder).
   if (holder.machine !== undefined && holder.machine !== machineId()) return false
-  return !holderStillRunning(holder)
+  return !holderStillRunning(holder, file)
 }
 
 function isHolder(value: unknown): value is NamedHolder {

@@ -4,15 +4,7 @@ import type { RecoveryTelling } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import type { OpeningReporter } from '../lib/progress'
-import {
-  closeQuietly,
-  disk,
-  isCode,
-  isNotPlainFile,
-  listNames,
-  OPEN,
-  readPlainFile,
-} from '../lib/disk'
+import { disk, isCode, isNotPlainFile, listNames, readPlainFile, writeOwnFile } from '../lib/disk'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { diskProblem, placeOf } from '../lib/disk-errors'
 import { DIR_MODE, settleFolderSyncs, TEMP_FILE_PREFIX } from '../lib/folders'
@@ -668,17 +660,6 @@ function repairConfig(gitdir: string): void {
   if (looksLikeGitConfig(text)) return
   moveAsideInGitdir(gitdir, 'config')
   writeOwnFile(file, DEFAULT_CONFIG)
-}
-
-// Writes one of history.git's own small files whole, never through a link put in its place
-// (O_NOFOLLOW: ELOOP instead, and nothing outside the data folder is written).
-function writeOwnFile(file: string, text: string): void {
-  const fd = disk.openSync(file, OPEN.WRITE_TRUNC | OPEN.NOFOLLOW | OPEN.NONBLOCK, 0o644)
-  try {
-    disk.writeFileSync(fd, text)
-  } finally {
-    closeQuietly(fd)
-  }
 }
 
 const DEFAULT_CONFIG = '[core]\n\trepositoryformatversion = 0\n\tfilemode = false\n\tbare = true\n'

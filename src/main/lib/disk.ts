@@ -218,6 +218,14 @@ export function setDisk(next: Disk): () => void {
   }
 }
 
+/**
+ * The file system in front of every call now (`nodeDisk`, or what a test put there): a key for
+ * what is read once per process and must be read again through a test's seam.
+ */
+export function diskInUse(): Disk {
+  return current
+}
+
 /** True while no test put a wrapper in front of the file system (`setDisk`). */
 export function usesNodeDisk(): boolean {
   return current === nodeDisk
@@ -254,6 +262,20 @@ export const OPEN = {
   /** The open itself never waits (a fifo with no writer); reads of a plain file are alike. */
   NONBLOCK: fss.constants.O_NONBLOCK ?? 0,
 } as const
+
+/**
+ * Writes one of Cairn's own small files (history.git's config, its notes) whole, never through a
+ * link put in its place (O_NOFOLLOW: ELOOP instead, and nothing outside the data folder is
+ * written) nor waiting on a fifo there (O_NONBLOCK: ENXIO instead of an open that never returns).
+ */
+export function writeOwnFile(file: string, text: string): void {
+  const fd = disk.openSync(file, OPEN.WRITE_TRUNC | OPEN.NOFOLLOW | OPEN.NONBLOCK, 0o644)
+  try {
+    disk.writeFileSync(fd, text)
+  } finally {
+    closeQuietly(fd)
+  }
+}
 
 // How much `readPlainFile` asks for at a time once a file grew past the size it looked at.
 const GROWN_READ = 64 * 1024

@@ -19,7 +19,14 @@ import {
   unlinkQuietly,
 } from './disk'
 import { OWN_FILE_CAP } from './own-file-caps'
-import { holderStillRunning, ownIdentity, type HolderIdentity } from './lock-holder'
+import {
+  fromThisBoot,
+  holderStillRunning,
+  inOwnNamespace,
+  machineId,
+  ownIdentity,
+  type HolderIdentity,
+} from './lock-holder'
 
 /** The name of the lock file in the data folder. */
 export const LOCK_FILE = 'cairn.lock'
@@ -80,7 +87,7 @@ export function acquireInstanceLock(dataDir: string): InstanceLock {
       const found = readLock(file)
       if (found === 'gone') continue
       if (found === 'unreadable') throw lockedError(null)
-      if (isLive(found)) throw lockedError(found)
+      if (isLive(file, found)) throw lockedError(found)
       const outcome = takeOver(file, found, text, me.token)
       if (outcome === 'busy') {
         // Another starting Cairn is taking the same stale lock over right now: its lock will
@@ -274,12 +281,12 @@ function readLock(file: string): Found {
   }
 }
 
-function isLive(found: Stale): boolean {
+function isLive(file: string, found: Stale): boolean {
   if (found.stale) return false
   if (found.pid === process.pid && released.has(found.token)) return false
   // A lock from another machine (a shared folder) cannot be checked: it is respected.
   if (found.host !== os.hostname()) return true
-  return holderStillRunning(found)
+  return holderStillRunning(found, file)
 }
 
 /**
@@ -310,7 +317,7 @@ function takeOver(
       if (!isCode(error, 'EEXIST')) throw error
       const holder = readLock(mutex)
       if (holder === 'gone') return 'changed'
-      if (holder === 'unreadable' || isLive(holder)) return 'busy'
+      if (holder === 'unreadable' || isLive(mutex, holder)) return 'busy'
       key = digest(key + holder.raw)
       continue
     }
@@ -375,13 +382,41 @@ export function takenOverError(): CairnError {
 }
 
 function lockedError(owner: Owner | null): CairnError {
-  const who = owner
-    ? owner.host === os.hostname()
-      ? ` (process ${owner.pid})`
-      : ` (on the computer ${owner.host})`
-    : ''
+  const free = 'If no other Cairn is open, restarting the computer frees the folder.'
+  if (owner === null || owner.host === os.hostname()) {
+    if (owner !== null && !sameMachine(owner)) {
+      // A clone of this system (the same host name, another machine id or boot), sharing the folder.
+      return lockedOn('another computer with the same name that shares this folder', removeByHand)
+    }
+    // A process id of another namespace (a Flatpak or container Cairn, often its process 1)
+    // means nothing to a person here.
+    const who =
+      owner === null
+        ? ''
+        : inOwnNamespace(owner)
+          ? ` (process ${owner.pid})`
+          : ' (in an app sandbox or a container on this computer, such as Flatpak or Docker)'
+    return new CairnError(
+      'locked',
+      `Cairn is already open on this data folder${who}. Close the other Cairn window first, then try again. ${free}`,
+    )
+  }
+  return lockedOn(`the computer ${owner.host}`, free)
+}
+
+const removeByHand =
+  'If no other Cairn is open, remove the file cairn.lock in the data folder, then try again.'
+
+function lockedOn(where: string, advice: string): CairnError {
   return new CairnError(
     'locked',
-    `Cairn is already open on this data folder${who}. Close the other Cairn window first, then try again. If no other Cairn is open, restarting the computer frees the folder.`,
+    `Cairn is already open on this data folder (on ${where}). Close the other Cairn window first, then try again. ${advice}`,
   )
+}
+
+// False for a lock of another system that bears this one's host name: another machine id, or
+// another boot with this one running meanwhile or on a shared folder (lock-holder.ts).
+function sameMachine(owner: Owner): boolean {
+  if (owner.machine !== undefined && owner.machine !== machineId()) return false
+  return owner.boot === undefined || fromThisBoot(owner)
 }

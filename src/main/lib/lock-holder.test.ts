@@ -41,6 +41,9 @@ function refusal(): CairnError {
   throw new Error('the lock was taken')
 }
 
+// An hour before this system started.
+const beforeBoot = () => new Date(Date.now() - os.uptime() * 1000 - 3_600_000).toISOString()
+
 const held = () => JSON.parse(fs.readFileSync(path.join(dataDir, LOCK_FILE), 'utf8')) as unknown
 
 describe('a lock left behind', () => {
@@ -67,7 +70,12 @@ describe('a lock left behind', () => {
   })
 
   it.runIf(linux)('is taken over when it was written before the last boot', () => {
-    leaveLock({ pid: 1, boot: '00000000-0000-4000-8000-000000000000', started: '1' })
+    leaveLock({
+      pid: 1,
+      boot: '00000000-0000-4000-8000-000000000000',
+      started: '1',
+      since: beforeBoot(),
+    })
     const lock = acquireInstanceLock(dataDir)
     expect(lock.tookOver).toBe(true)
     lock.release()
@@ -82,7 +90,13 @@ describe('a lock left behind', () => {
       const gone = spawnSync(process.execPath, ['-e', '0']).pid!
       leaveLock({ pid: gone, ...ownIdentity(), pidns: 'pid:[4026530000]' })
       expect(refusal().code).toBe('locked')
-      leaveLock({ pid: gone, ...ownIdentity(), pidns: 'pid:[4026530000]', boot: 'earlier' })
+      leaveLock({
+        pid: gone,
+        ...ownIdentity(),
+        pidns: 'pid:[4026530000]',
+        boot: 'earlier',
+        since: beforeBoot(),
+      })
       const lock = acquireInstanceLock(dataDir)
       expect(lock.tookOver).toBe(true)
       lock.release()
@@ -118,8 +132,7 @@ describe('a lock left behind', () => {
   )
 
   it('in the older format, is taken over when written before the system started', () => {
-    const beforeBoot = new Date(Date.now() - os.uptime() * 1000 - 3_600_000).toISOString()
-    leaveLock({ pid: 1, since: beforeBoot })
+    leaveLock({ pid: 1, since: beforeBoot() })
     const lock = acquireInstanceLock(dataDir)
     expect(lock.tookOver).toBe(true)
     lock.release()
@@ -187,9 +200,89 @@ describe('a lock left behind', () => {
         child.on('exit', (code) => reject(new Error(`the holder exited (${code})`)))
       })
       expect(refusal().message).toContain(`(process ${child.pid})`)
-      expect(holderStillRunning(held() as Parameters<typeof holderStillRunning>[0])).toBe(true)
+      expect(holderStillRunning(held() as Parameters<typeof holderStillRunning>[0], dataDir)).toBe(
+        true,
+      )
     } finally {
       child.kill('SIGKILL')
     }
   }, 30_000)
+})
+
+// Stop 33: machines sharing a machine id (cloned containers, VM images) and older locks without
+// one were told apart by process id and boot id alone, so a clone's live lock was taken over as
+// "from an earlier boot".
+describe('a lock of this machine id from another boot', () => {
+  const boot = '00000000-0000-4000-8000-000000000000'
+
+  it.runIf(linux)(
+    "written while this system was running, is a clone's: respected, and the refusal says where",
+    () => {
+      leaveLock({ pid: process.pid, ...ownIdentity(), boot })
+      const error = refusal()
+      expect(error.message).toContain('another computer with the same name that shares this folder')
+      expect(error.message).toContain('remove the file cairn.lock in the data folder')
+      expect(error.message).not.toContain(dataDir)
+      // An older lock (no machine id, no namespace) the same.
+      leaveLock({ pid: process.pid, boot, started: '1' })
+      expect(refusal().code).toBe('locked')
+    },
+  )
+
+  it.runIf(linux)(
+    'written before this system started, is taken on a local disk and respected on a shared one',
+    () => {
+      leaveLock({ pid: process.pid, ...ownIdentity(), boot, since: beforeBoot() })
+      // The same folder as an NFS mount shows it (statfs's f_type 0x6969): a clone may have
+      // written it before this system started.
+      const nfs: typeof nodeDisk = {
+        ...nodeDisk,
+        statfsSync: (folder) => ({ ...nodeDisk.statfsSync(folder), type: 0x6969 }),
+      }
+      const restore = setDisk(nfs)
+      try {
+        expect(refusal().code).toBe('locked')
+      } finally {
+        restore()
+      }
+      const lock = acquireInstanceLock(dataDir)
+      expect(lock.tookOver).toBe(true)
+      lock.release()
+    },
+  )
+
+  it.runIf(linux)('of this boot, is taken over when its process is gone', () => {
+    const gone = spawnSync(process.execPath, ['-e', '0']).pid!
+    leaveLock({ pid: gone, ...ownIdentity() })
+    expect(held()).toMatchObject({ machine: expect.stringMatching(/^[0-9a-f]{32}$/) })
+    const lock = acquireInstanceLock(dataDir)
+    expect(lock.tookOver).toBe(true)
+    lock.release()
+  })
+})
+
+describe("a holder's identity", () => {
+  it.runIf(linux)('reads the boot, the machine and the namespace once, however often asked', () => {
+    const reads: string[] = []
+    const counted = hookDisk(nodeDisk, (call) => {
+      const file = String(call.args[0])
+      if (/boot_id|machine-id|ns\/pid/.test(file)) reads.push(file)
+      return undefined
+    })
+    const restore = setDisk(counted.disk)
+    try {
+      const me = { pid: process.pid, since: new Date().toISOString(), ...ownIdentity() }
+      for (let i = 0; i < 5; i++) {
+        expect(holderStillRunning(me, dataDir)).toBe(true)
+        ownIdentity()
+      }
+    } finally {
+      restore()
+    }
+    expect([...reads].sort()).toEqual(
+      ['/etc/machine-id', '/proc/self/ns/pid', '/proc/sys/kernel/random/boot_id'].filter((file) =>
+        fs.existsSync(file),
+      ),
+    )
+  })
 })

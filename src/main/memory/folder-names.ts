@@ -72,6 +72,8 @@ export class FolderNames {
    * rename to `wrote`. Another program's `Notes.md` made meanwhile drops them (mendH).
    */
   writing(folder: Folder): FolderWrite {
+    // No names kept, none to follow: the folder's times are not looked at.
+    if (this.listings.size === 0) return UNKEPT
     // The times the folder has while only Cairn's write changed it since the listing was kept.
     const first = folder.freshStats()
     const listing = first && this.listings.get(keyOf(first))
@@ -137,6 +139,13 @@ export interface FolderWrite {
   aroundRename(rename: () => void): void
   /** It is done, as the file `added` new in the folder, or over a file the folder held. */
   wrote(added?: string): void
+}
+
+// A write in a folder while no names are kept: the rename runs, nothing else.
+const UNKEPT: FolderWrite = {
+  tempMade: () => {},
+  aroundRename: (rename) => rename(),
+  wrote: () => {},
 }
 
 function keyOf(stats: Stats): string {

@@ -35,11 +35,7 @@ const shapes: Record<string, (file: string, oid: string) => void> = {
 describe('a damaged or unreadable tracking ref', () => {
   for (const [shape, make] of Object.entries(shapes)) {
     it(`tracking ref ${shape}: the next sync writes it again`, async () => {
-      const laptop = await sync.machine('laptop')
-      await laptop.write('a.md', 'a\n')
-      const repo = sync.newRepo(`r-${shape}`)
-      await laptop.connect(sync.server, repo)
-      expect((await laptop.sync()).state).toBe('idle')
+      const { laptop, repo } = await sync.alone(`r-${shape}`)
       const gitdir = path.join(laptop.dir, 'history.git')
       const oid = laptop.git('rev-parse', 'HEAD').trim()
       make(trackingFile(gitdir), oid)
@@ -61,11 +57,7 @@ describe('a damaged or unreadable tracking ref', () => {
 
   it('tracking ref a folder: kept aside, and this sync and the next succeed', async () => {
     const logger = createRecordingLogger()
-    const laptop = await sync.machine('laptop', undefined, { logger })
-    await laptop.write('a.md', 'a\n')
-    const repo = sync.newRepo('r-folder')
-    await laptop.connect(sync.server, repo)
-    expect((await laptop.sync()).state).toBe('idle')
+    const { laptop, repo } = await sync.alone('r-folder', { logger })
     const gitdir = path.join(laptop.dir, 'history.git')
     const file = trackingFile(gitdir)
     rmSync(file)
@@ -94,11 +86,7 @@ describe('a damaged or unreadable tracking ref', () => {
   })
 
   it('a file where refs/remotes/cairn-sync goes: kept aside, and the sync succeeds', async () => {
-    const laptop = await sync.machine('laptop')
-    await laptop.write('a.md', 'a\n')
-    const repo = sync.newRepo('r-parent')
-    await laptop.connect(sync.server, repo)
-    expect((await laptop.sync()).state).toBe('idle')
+    const { laptop, repo } = await sync.alone('r-parent')
     const gitdir = path.join(laptop.dir, 'history.git')
     const parent = path.dirname(trackingFile(gitdir))
     rmSync(parent, { recursive: true })
@@ -117,10 +105,7 @@ describe('a damaged or unreadable tracking ref', () => {
 
   it('forgetTracking with a folder or a file in the ref’s way: kept aside, the ref gone', async () => {
     const logger = createRecordingLogger()
-    const laptop = await sync.machine('laptop')
-    await laptop.write('a.md', 'a\n')
-    await laptop.connect(sync.server, sync.newRepo('r-forget'))
-    expect((await laptop.sync()).state).toBe('idle')
+    const { laptop } = await sync.alone('r-forget')
     const gitdir = path.join(laptop.dir, 'history.git')
     const file = trackingFile(gitdir)
     // A folder where the ref goes (a delete met EISDIR), then a file where its folder goes
@@ -147,11 +132,7 @@ describe('a damaged or unreadable tracking ref', () => {
   })
 
   it('a file where refs/cairn goes: "use the remote’s memory" keeps the backup all the same', async () => {
-    const laptop = await sync.machine('laptop')
-    await laptop.write('remote.md', 'the remote’s\n')
-    const repo = sync.newRepo('r-backup')
-    await laptop.connect(sync.server, repo)
-    expect((await laptop.sync()).state).toBe('idle')
+    const { repo } = await sync.alone('r-backup', {}, ['remote.md', 'the remote’s\n'])
     const desktop = await sync.machine('desktop')
     await desktop.write('mine.md', 'the desktop’s\n')
     const before = desktop.git('rev-parse', 'main').trim()
@@ -172,11 +153,7 @@ describe('a damaged or unreadable tracking ref', () => {
   })
 
   it('EIO on every ref read during sync, then recovery', async () => {
-    const laptop = await sync.machine('laptop')
-    await laptop.write('a.md', 'a\n')
-    const repo = sync.newRepo('eio-all')
-    await laptop.connect(sync.server, repo)
-    expect((await laptop.sync()).state).toBe('idle')
+    const { laptop, repo } = await sync.alone('eio-all')
     const gitdir = path.join(laptop.dir, 'history.git')
     await laptop.write('b.md', 'b\n')
     const refs = path.join(gitdir, 'refs')

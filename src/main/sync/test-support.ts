@@ -241,6 +241,15 @@ export interface SyncServer {
     prefix: string,
     laptopOptions?: MachineOptions,
   ): Promise<{ repo: string; laptop: Machine; desktop: Machine }>
+  /**
+   * A new repository (`<prefix>-<n>`) one laptop (started with `options`) synced alone: it wrote
+   * `file` (`a.md` "a\n" unless given), connected and synced, idle.
+   */
+  alone(
+    prefix: string,
+    options?: MachineOptions,
+    file?: readonly [name: string, content: string],
+  ): Promise<{ repo: string; laptop: Machine }>
 }
 
 /**
@@ -311,6 +320,14 @@ export function useSyncServer(): SyncServer {
       await desktop.write('log.md', 'one\ntwo\n')
       expect((await desktop.sync()).state).toBe('idle')
       return { repo, laptop, desktop }
+    },
+    async alone(prefix, options, [name, content] = ['a.md', 'a\n']) {
+      const laptop = await machine('laptop', undefined, options)
+      await laptop.write(name, content)
+      const repo = newRepo(prefix)
+      await laptop.connect(started(), repo)
+      expect((await laptop.sync()).state).toBe('idle')
+      return { repo, laptop }
     },
   }
 }
