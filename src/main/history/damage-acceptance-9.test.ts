@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -309,6 +309,25 @@ const DAMAGES: ReadonlyArray<Damage> = [
     apply: (s) => {
       fs.mkdirSync(path.join(gitdir(s), 'packed-refs'))
       fs.writeFileSync(path.join(gitdir(s), 'packed-refs', 'inside'), 'x')
+    },
+  },
+  {
+    name: 'a fifo at packed-refs',
+    kept: 'packed-refs-',
+    apply: (s) => {
+      execFileSync('mkfifo', [path.join(gitdir(s), 'packed-refs')])
+    },
+  },
+  {
+    name: 'packed-refs a link to a file outside',
+    kept: 'packed-refs-',
+    apply: (s) => {
+      const target = path.join(outsideFolder('packed', {}), 'packed-refs')
+      fs.writeFileSync(
+        target,
+        `# pack-refs with: peeled fully-peeled sorted \n${rev(s, 'main')} refs/heads/other\n`,
+      )
+      fs.symlinkSync(target, path.join(gitdir(s), 'packed-refs'))
     },
   },
   {
