@@ -1,4 +1,12 @@
-import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
@@ -126,5 +134,59 @@ describe('SIGKILL just before each disk-changing call of a restore', () => {
     }
     expect(states.before).toBeGreaterThan(0)
     expect(states.after).toBeGreaterThan(0)
+  }, 120_000)
+
+  // rhist33: the open reads a folder where the restore removes a file (and a file where it
+  // removes a folder's files) as the restore's own half-way state. Made by the person instead,
+  // between the kill and the next open, nothing they wrote may be lost: it stays in the folder
+  // (kept aside where the restore writes that name) or is in a commit.
+  it("a person's own swap made after the kill is never lost when the restore is finished", async () => {
+    const { killPoints } = await dryRun()
+    let tried = 0
+    for (const n of killPoints) {
+      const dataDir = freshCopy()
+      await killAt(dataDir, n)
+      const memories = path.join(dataDir, 'memories')
+      const untouched =
+        existsSync(path.join(dataDir, 'history.git', 'cairn-restore')) &&
+        statSync(path.join(memories, 'd'), { throwIfNoEntry: false })?.isFile() === true &&
+        statSync(path.join(memories, 'a.md'), { throwIfNoEntry: false })?.isDirectory() === true
+      if (!untouched) {
+        rmSync(dataDir, { recursive: true, force: true })
+        continue
+      }
+      tried++
+      // The person makes d a folder of their own, and a.md a file of their own.
+      rmSync(path.join(memories, 'd'))
+      mkdirSync(path.join(memories, 'd'))
+      writeFileSync(path.join(memories, 'd', 'x.md'), 'my own x\n')
+      writeFileSync(path.join(memories, 'd', 'mine.md'), 'mine\n')
+      rmSync(path.join(memories, 'a.md'), { recursive: true })
+      writeFileSync(path.join(memories, 'a.md'), 'my own a\n')
+      const memory = await openVersionedMemory({ dataDir, watch: false, maintenance: false })
+      await memory.close()
+      const where = `killed before call ${n}`
+      const folder = await folderFiles(dataDir)
+      const blobs = new Set(
+        gitCli(dataDir, 'log', '--all', '--format=%H')
+          .trim()
+          .split('\n')
+          .flatMap((oid) =>
+            gitCli(dataDir, 'ls-tree', '-r', '--format=%(objectname)', oid).trim().split('\n'),
+          ),
+      )
+      const everything = [
+        ...folder.values(),
+        ...[...blobs].map((blob) => gitCli(dataDir, 'cat-file', 'blob', blob)),
+      ]
+      for (const text of ['my own x\n', 'mine\n', 'my own a\n']) {
+        expect(everything, `${where}: ${JSON.stringify(text)} lost`).toContain(text)
+      }
+      expect(await headFolderDifferences(dataDir), where).toEqual([])
+      expect(fsck(dataDir), where).toBe('')
+      rmSync(dataDir, { recursive: true, force: true })
+      if (tried === 3) break
+    }
+    expect(tried).toBeGreaterThan(0)
   }, 120_000)
 })

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process'
+import { execFileSync, spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -242,6 +242,24 @@ const DAMAGES: ReadonlyArray<Damage> = [
     },
   },
   {
+    // rhist33: open and each pass cleared pack leftovers through the link, deleting another
+    // repository's temp pack and unindexed pack outside the data folder (its gc under way).
+    name: "the pack folder a link to a folder outside where another git's gc is under way",
+    passRefused: true,
+    apply: (s) => {
+      gitCli(s.dataDir, 'gc', '--quiet', '--prune=now')
+      const dir = path.join(gitdir(s), 'objects', 'pack')
+      const target = path.join(outside, `${seeds}-shared-pack`)
+      fs.cpSync(dir, target, { recursive: true })
+      fs.rmSync(dir, { recursive: true })
+      fs.symlinkSync(target, dir)
+      fs.writeFileSync(path.join(target, 'tmp_pack_Ab12Cd'), 'PACK being written by git')
+      fs.writeFileSync(path.join(target, 'tmp_idx_Ab12Cd'), 'its index, being written')
+      fs.writeFileSync(path.join(target, `pack-${'7'.repeat(40)}.pack`), 'PACK, index next')
+      fs.writeFileSync(path.join(target, '.cairn-tmp-not-ours'), 'a file of its own')
+    },
+  },
+  {
     name: 'the pack file replaced by a folder (git gc)',
     setAside: true,
     apply: (s) => {
@@ -286,12 +304,50 @@ const DAMAGES: ReadonlyArray<Damage> = [
     },
   },
   {
+    name: 'a fifo at packed-refs',
+    kept: 'packed-refs-',
+    apply: (s) => {
+      execFileSync('mkfifo', [path.join(gitdir(s), 'packed-refs')])
+    },
+  },
+  {
+    name: 'packed-refs a link to a file outside',
+    kept: 'packed-refs-',
+    apply: (s) => {
+      const target = path.join(outsideFolder('packed', {}), 'packed-refs')
+      fs.writeFileSync(
+        target,
+        `# pack-refs with: peeled fully-peeled sorted \n${rev(s, 'main')} refs/heads/other\n`,
+      )
+      fs.symlinkSync(target, path.join(gitdir(s), 'packed-refs'))
+    },
+  },
+  {
     name: 'a file at objects/pack',
     kept: 'objects-pack-',
     apply: (s) => {
       const dir = path.join(gitdir(s), 'objects', 'pack')
       fs.rmSync(dir, { recursive: true, force: true })
       fs.writeFileSync(dir, 'not a folder')
+    },
+  },
+  {
+    // rhist33: open cleared temp files and old locks through the link before it kept the
+    // link aside, deleting files of a folder outside the data folder.
+    name: 'refs/heads a link to a folder outside holding old locks and temp files',
+    kept: 'refs-heads-',
+    apply: (s) => {
+      const heads = path.join(gitdir(s), 'refs', 'heads')
+      const target = outsideFolder('heads', {
+        'main.lock': 'a lock of its own\n',
+        'main.x.lock': 'Cairn names its ref temp files so\n',
+        '.cairn-tmp-x': 'a file of its own\n',
+      })
+      const old = new Date(Date.now() - 3_600_000)
+      fs.utimesSync(path.join(target, 'main.lock'), old, old)
+      fs.copyFileSync(path.join(heads, 'main'), path.join(target, 'main'))
+      fs.rmSync(heads, { recursive: true })
+      fs.symlinkSync(target, heads)
     },
   },
   {

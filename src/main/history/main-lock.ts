@@ -13,6 +13,7 @@
  * the next open with its other temp files (open-repo.ts), as is any other lock in refs/heads
  * older than `STALE_GIT_LOCK_MS`; a younger one may be a running git's, and stays.
  */
+import type { Stats } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { disk, isCode, makeFolders, OPEN, readPlainFileOrNull } from '../lib/disk'
@@ -113,7 +114,7 @@ const leftBehind = new Map<
 >()
 
 // Removes `file` when it is the lock this process left behind; true when it is gone now.
-function removeLeftBehind(file: string): boolean {
+function removeLeftBehind(gitdir: string, file: string): boolean {
   const left = leftBehind.get(file)
   if (!left) return false
   let stats
@@ -127,7 +128,7 @@ function removeLeftBehind(file: string): boolean {
     stats.isFile() &&
     stats.dev === left.dev &&
     stats.ino === left.ino &&
-    (left.note === null || readNote(file) === left.note)
+    (left.note === null ? isSecondNameOfLinked(gitdir, stats) : readNote(file) === left.note)
   if (!same) {
     // Gone, or another's now (a person removed it, and git took the lock since).
     leftBehind.delete(file)
@@ -140,6 +141,26 @@ function removeLeftBehind(file: string): boolean {
   }
   leftBehind.delete(file)
   return true
+}
+
+// A lock taken as a second name of `LINKED` is known by `LINKED` itself, there now: its device
+// and inode alone are no proof. Removed with its kept file (a person clearing the history's
+// locks), the inode is free, and ext4 hands it at once to the next file made, git's new
+// `main.lock` (rhist33: Cairn then removed git's lock while git held it, and moved `main`).
+function isSecondNameOfLinked(gitdir: string, stats: Stats): boolean {
+  let linked
+  try {
+    linked = disk.lstatIfThere(path.join(gitdir, LINKED))
+  } catch {
+    return false
+  }
+  return (
+    linked !== undefined &&
+    linked.isFile() &&
+    linked.dev === stats.dev &&
+    linked.ino === stats.ino &&
+    stats.nlink > 1
+  )
 }
 
 function readNote(file: string): string | null {
@@ -281,10 +302,12 @@ export async function lockMain(
   const until = performance.now() + waitMs
   let taken: Taken | null
   while (!(taken = take(gitdir, dir, file))) {
-    if (removeLeftBehind(file)) continue
+    if (removeLeftBehind(gitdir, file)) continue
     if (performance.now() >= until) throw gitHoldsMainError()
     await new Promise((resolve) => setTimeout(resolve, RETRY_MS))
   }
+  // Taken: the lock left behind is gone, and a file there later is another's.
+  leftBehind.delete(file)
   const took = taken
   let held = true
   return {

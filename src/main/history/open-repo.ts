@@ -4,7 +4,15 @@ import type { RecoveryTelling } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import type { OpeningReporter } from '../lib/progress'
-import { disk, isCode, isNotPlainFile, listNames, readPlainFile, writeOwnFile } from '../lib/disk'
+import {
+  disk,
+  isCode,
+  isNotPlainFile,
+  listNames,
+  listOwnFolderNames,
+  readPlainFile,
+  writeOwnFile,
+} from '../lib/disk'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { diskProblem, placeOf } from '../lib/disk-errors'
 import { DIR_MODE, settleFolderSyncs, TEMP_FILE_PREFIX } from '../lib/folders'
@@ -717,13 +725,16 @@ function removeGitTemps(gitdir: string, afterCrash: boolean): void {
   if (afterCrash) {
     for (const dir of listNames(objects)) {
       if (!/^[0-9a-f]{2}$/.test(dir)) continue
-      for (const name of listNames(path.join(objects, dir))) {
+      for (const name of listOwnFolderNames(path.join(objects, dir))) {
         if (name.startsWith('tmp_obj_')) unlinkIfThere(path.join(objects, dir, name))
       }
     }
   }
   const own = disk.lstatIfThere(path.join(gitdir, MAIN_LOCK_LINKED))
-  for (const name of listNames(path.join(gitdir, 'refs', 'heads'))) {
+  // Never through a link (at refs/heads, objects/pack, an object folder: to a folder outside
+  // the data folder, say): its files are not Cairn's to remove (rhist33; such a link is kept
+  // aside below, or read through and never written).
+  for (const name of listOwnFolderNames(path.join(gitdir, 'refs', 'heads'))) {
     const file = path.join(gitdir, 'refs', 'heads', name)
     if (name.startsWith('main.') && name.endsWith('.lock') && name !== 'main.lock') {
       // A ref temp file of Cairn's (`prepareMainRef`).
@@ -738,7 +749,7 @@ function removeGitTemps(gitdir: string, afterCrash: boolean): void {
     if (name.startsWith(TEMP_FILE_PREFIX)) unlinkIfThere(path.join(gitdir, name))
   }
   // Those of a sync's writes (a fetched pack, a ref: sync/git-fs.ts).
-  for (const name of listNames(path.join(objects, 'pack'))) {
+  for (const name of listOwnFolderNames(path.join(objects, 'pack'))) {
     if (name.startsWith(TEMP_FILE_PREFIX)) unlinkIfThere(path.join(objects, 'pack', name))
   }
   removeTempsUnder(path.join(gitdir, 'refs'))
@@ -761,7 +772,7 @@ function leftLock(file: string, own: Stats | undefined): boolean {
 }
 
 function removeTempsUnder(dir: string): void {
-  for (const name of listNames(dir)) {
+  for (const name of listOwnFolderNames(dir)) {
     const child = path.join(dir, name)
     if (name.startsWith(TEMP_FILE_PREFIX)) unlinkIfThere(child)
     else if (isFolder(child)) removeTempsUnder(child)

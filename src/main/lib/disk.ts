@@ -546,6 +546,14 @@ export function listNames(dir: string): string[] {
 }
 
 /**
+ * The names in `dir` when it is a folder itself; none when it is missing or is a link (to a
+ * folder outside the data folder, say), whose files are never cleared through it.
+ */
+export function listOwnFolderNames(dir: string): string[] {
+  return disk.lstatIfThere(dir)?.isDirectory() ? listNames(dir) : []
+}
+
+/**
  * `listNames` on the thread pool: a folder that once held thousands of names takes a while
  * to read, longer while the disk is busy (maintenance lists all 256 object folders).
  */

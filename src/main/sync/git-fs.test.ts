@@ -1,5 +1,5 @@
 /** What a killed fetch leaves in the pack folder is cleared before the next one. */
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -27,6 +27,25 @@ describe('clearing an interrupted fetch', () => {
     }
     cleanInterruptedFetch(dir)
     expect((await readdir(packs)).sort()).toEqual([`${a}.idx`, `${a}.pack`])
+  })
+
+  // rhist33: through a link at objects/pack (to another repository's packs), a pack whose
+  // index that repository's git was still writing, and its temp files, were deleted.
+  it('never clears through a link at objects/pack: the folder outside keeps every file', async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-git-fs-'))
+    const outside = path.join(dir, 'outside')
+    await mkdir(outside, { recursive: true })
+    const names = [
+      `pack-${'b'.repeat(40)}.pack`,
+      `pack-${'c'.repeat(40)}.idx`,
+      `${TEMP_FILE_PREFIX}x`,
+    ]
+    for (const name of names) await writeFile(path.join(outside, name), 'x')
+    const gitdir = path.join(dir, 'history.git')
+    await mkdir(path.join(gitdir, 'objects'), { recursive: true })
+    await symlink(outside, path.join(gitdir, 'objects', 'pack'))
+    cleanInterruptedFetch(gitdir)
+    expect((await readdir(outside)).sort()).toEqual([...names].sort())
   })
 })
 

@@ -13,7 +13,7 @@ import {
   disk,
   isCode,
   isMissing,
-  listNames,
+  listOwnFolderNames,
   makeFolders,
   isNotPlainFile,
   OPEN,
@@ -206,7 +206,8 @@ function keptByFetch(file: string): boolean {
  */
 export function cleanInterruptedFetch(gitdir: string): void {
   const packs = path.join(gitdir, 'objects', 'pack')
-  const names = listNames(packs)
+  // Never through a link at objects/pack (to another repository's packs, say).
+  const names = listOwnFolderNames(packs)
   for (const name of names) {
     const orphan =
       (name.endsWith('.pack') && !names.includes(name.replace(/\.pack$/, '.idx'))) ||

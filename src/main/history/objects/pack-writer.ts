@@ -19,6 +19,7 @@ import {
   exists,
   isMissing,
   listNames,
+  listOwnFolderNames,
   makeFolders,
   OPEN,
   removeFile,
@@ -653,7 +654,9 @@ export async function removePack(
  * files another writer may still be busy with. Returns the names cleared.
  */
 export function removePackLeftovers(dir: string, olderThanMs = 0, now = Date.now()): string[] {
-  let names = listNames(dir)
+  // Never through a link at objects/pack: what looks left over there may be another
+  // repository's gc under way (rhist33: its temp and unindexed packs were deleted).
+  let names = listOwnFolderNames(dir)
   // Listed again only when an index was renamed into place: the rest is judged as it is now.
   if (finishInstalls(dir, names)) {
     syncFolder(dir).catch(() => undefined)
