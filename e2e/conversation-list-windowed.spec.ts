@@ -138,3 +138,38 @@ test('10,000 conversations: the sidebar holds as many elements as at 1,000, and 
   await expect(chat.conversation('Conversation 9999')).toBeInViewport()
   expect(await elementsIn(page)).toBeLessThan(800)
 })
+
+test('scrolled away from the open conversation, one renamed in another window leaves the list where it is', async ({
+  page,
+  cairn,
+}) => {
+  test.setTimeout(120_000)
+  await writeConversations(cairn, 300)
+  await cairn.open(page)
+  const chat = new ChatPage(page)
+  await chat.conversation('Conversation 001').click()
+  await expect(chat.conversation('Conversation 001')).toHaveAttribute('aria-current', 'page')
+  const scroller = chat.sidebar.locator('.conv-groups')
+  await scroller.evaluate((element) => element.scrollTo({ top: element.scrollHeight }))
+  const last = chat.conversation('Conversation 299')
+  await expect(last).toBeInViewport()
+  const lastItem = chat.sidebar
+    .getByRole('list', { name: 'Previous 30 days conversations' })
+    .getByRole('listitem')
+    .filter({ has: page.getByRole('button', { name: 'Conversation 299', exact: true }) })
+  const size = Number(await lastItem.getAttribute('aria-setsize'))
+
+  // Renamed elsewhere, a conversation of the last group moves to Today, above the open one, shifting it; the
+  // list (it had jumped back to the open conversation) stays at the bottom, where one reads.
+  await cairn.core.dispatch('conversations:rename', { id: 'c_250', title: 'Renamed elsewhere' })
+  await expect(lastItem).toHaveAttribute('aria-setsize', String(size - 1))
+  await expect(last).toBeInViewport()
+  await expect(chat.conversation('Conversation 001')).toHaveAttribute('aria-current', 'page')
+
+  // Scrolled back to the open conversation, it is followed as the list changes above it.
+  await scroller.evaluate((element) => element.scrollTo({ top: 0 }))
+  await expect(chat.conversation('Conversation 001')).toBeInViewport()
+  await cairn.core.dispatch('conversations:rename', { id: 'c_260', title: 'Renamed again' })
+  await expect(chat.conversation('Renamed again')).toBeVisible()
+  await expect(chat.conversation('Conversation 001')).toBeInViewport()
+})

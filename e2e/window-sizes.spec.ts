@@ -104,6 +104,20 @@ for (const size of SIZES) {
       await history.open()
       await history.select(history.rows.nth(1))
       await expect(history.detail).toContainText('under the third flowerpot')
+      // The file's own restore is in view as the change opens, without scrolling its pane.
+      const restoreFile = history.detail.getByRole('button', { name: 'Restore this version' })
+      await expect(restoreFile).toBeVisible()
+      const [button, pane] = await Promise.all([
+        restoreFile.boundingBox(),
+        history.pane.locator('.hist-detail-area').boundingBox(),
+      ])
+      expect(button!.y, 'Restore this version starts in the detail pane').toBeGreaterThanOrEqual(
+        pane!.y,
+      )
+      expect(
+        button!.y + button!.height,
+        'Restore this version ends in the detail pane',
+      ).toBeLessThanOrEqual(pane!.y + pane!.height)
       await expectWhole([history.rows.first(), history.rows.nth(1)])
       // The change's actions, by mouse and by keyboard: at 880×560 its header is taller than
       // its pane, so it must scroll away with the files rather than stay pinned over them.

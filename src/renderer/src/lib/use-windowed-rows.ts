@@ -1,5 +1,5 @@
 import { defaultRangeExtractor, useVirtualizer } from '@tanstack/react-virtual'
-import { useEffect, useLayoutEffect, useState, type RefObject } from 'react'
+import { useEffect, useLayoutEffect, useRef, useState, type RefObject } from 'react'
 import { rowsToDraw } from './windowing'
 
 /** Rows drawn above and below the view, so a quick scroll or a Page key shows no blank. */
@@ -9,7 +9,8 @@ const OVERSCAN = 12
  * A windowed list of rows inside a scrolling parent (the memory tree, the By use list, the
  * conversation list): only the rows in view plus a margin are drawn, and the `pinned` rows wherever they are
  * (the focused one, so scrolling never drops the keyboard focus; the selected one). The row at
- * `selectedIndex` is scrolled into view when it changes (a file chosen from search or History).
+ * `selectedIndex` is scrolled into view when it changes (a file chosen from search or History);
+ * a row that only moved (the same `keyOf`) is followed only if it was in view.
  * Gives the virtualizer and where the list starts inside its parent (`margin`: a notice may sit
  * above it), which each row's offset subtracts. Rows of one height give `rowHeight` as a number;
  * rows of several heights give each row's estimate, name each row (`keyOf`, so a measured height
@@ -56,9 +57,34 @@ export function useWindowedRows(options: {
     virtualizer.measure()
   }, [virtualizer, pinnedKey])
 
+  // The selected row is scrolled into view when the selection changes; when it only moves (a
+  // reply puts the open conversation first, a search is cleared), it is followed if it was in
+  // view, not when the list was scrolled away from it: a row added or renamed elsewhere must not
+  // pull the list from where one reads.
+  const selectedKey =
+    selectedIndex === undefined ? undefined : keyOf ? keyOf(selectedIndex) : selectedIndex
+  const seen = useRef<{ key: string | number | undefined; inView: boolean }>({
+    key: undefined,
+    inView: false,
+  })
   useEffect(() => {
-    if (selectedIndex !== undefined) virtualizer.scrollToIndex(selectedIndex, { align: 'auto' })
-  }, [selectedIndex, virtualizer])
+    const before = seen.current
+    if (selectedIndex === undefined) return
+    if (selectedKey !== before.key || before.inView) {
+      virtualizer.scrollToIndex(selectedIndex, { align: 'auto' })
+    }
+  }, [selectedIndex, selectedKey, virtualizer])
+  useEffect(() => {
+    const range = virtualizer.range
+    seen.current = {
+      key: selectedKey,
+      inView:
+        selectedIndex !== undefined &&
+        range !== null &&
+        selectedIndex >= range.startIndex &&
+        selectedIndex <= range.endIndex,
+    }
+  })
 
   return { virtualizer, margin }
 }

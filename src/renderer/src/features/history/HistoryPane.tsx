@@ -9,6 +9,9 @@ import { DetailArea, RestoreConfirm, TimelineArea } from './HistoryParts'
 import { useHistory } from './use-history'
 import './history.css'
 
+/** Below this window height (px) the side pane's history is laid out for little room. */
+const SHORT_WINDOW = 700
+
 /**
  * The History tab of the side pane, for a quick look: filters, the timeline, the selected
  * change below it, and a way into the full history view with the same change selected.
@@ -16,7 +19,9 @@ import './history.css'
 export function HistoryPane() {
   const navigation = useNavigation()
   const history = useHistory(navigation.historyTarget)
-  const [split, setSplit] = useState(40)
+  // In a short window the timeline starts smaller, so a change's own restore actions show
+  // without scrolling the detail below it (dragging the splitter still sets any share).
+  const [split, setSplit] = useState(() => (window.innerHeight < SHORT_WINDOW ? 24 : 40))
   const now = useNow()
   const { openFullHistory, openConversation } = navigation
 
