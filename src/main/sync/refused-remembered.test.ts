@@ -6,7 +6,7 @@
  * opinion.
  */
 import { randomBytes } from 'node:crypto'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import path from 'node:path'
 import { expect, it } from 'vitest'
@@ -228,3 +228,23 @@ it('ignores a remembered refusal edited into another shape: never says its words
     await rm(dir, { recursive: true, force: true })
   }
 }, 240_000)
+
+it('removes what a refused fetch brought though a ref of this machine loops (a symbolic ref naming itself)', async () => {
+  const laptop = await sync.machine('laptop')
+  const { big } = await refusedRemote(laptop)
+  // A broken ref a person left (git ignores it): it names nothing, so it keeps nothing.
+  const odd = path.join(laptop.dir, 'history.git', 'refs', 'odd')
+  mkdirSync(odd, { recursive: true })
+  writeFileSync(path.join(odd, 'loop'), 'ref: refs/odd/loop\n')
+  writeFileSync(path.join(odd, 'a'), 'ref: refs/odd/b\n')
+  writeFileSync(path.join(odd, 'b'), 'ref: refs/odd/a\n')
+  const status = await laptop.sync()
+  expect(status.error?.code).toBe('sync-unsafe-content')
+  // Before, the removal failed reading that ref and kept every pack: the refused large file
+  // (and the link) stayed in the history for good.
+  expect(() => laptop.git('cat-file', '-e', big)).toThrow()
+  expect(laptop.git('show', 'main:keep.md')).toBe('keep\n')
+  // git's own check, once the broken refs it would report are gone.
+  rmSync(odd, { recursive: true })
+  laptop.git('fsck', '--strict')
+}, 60_000)
