@@ -234,6 +234,7 @@ async function assemble(
     retryFirstMs: options.syncRetryFirstMs,
     onTokenKnown: (token) => secrets.add('sync-token', token),
     ...(options.namesFoldCase !== undefined ? { namesFoldCase: options.namesFoldCase } : {}),
+    ...(options.appVersion !== undefined ? { appVersion: options.appVersion } : {}),
   })
   sync.onStatus((status) => events.emit('sync:state', status))
   // A few seconds after memory changed here (a turn, an edit), the change goes out.

@@ -91,6 +91,36 @@ export class RefusedContentError extends CairnError {
   }
 }
 
+/** How a refusal of the remote's files begins and ends (`checkFiles`). */
+const FILES_REFUSED = [
+  'The remote holds files Cairn will not put in your memory folder: ',
+  '. Nothing was changed; remove them from the remote to sync.',
+] as const
+
+/** How a refusal of a version git calls damaged begins and ends. */
+const UNREADABLE_REFUSED = [
+  'The remote holds a version Cairn cannot read (',
+  '). Nothing was changed; remove that version from the remote to sync.',
+] as const
+
+/**
+ * Whether `message` is one a refusal of the remote's content says, as `RefusedContentError`s
+ * are made here: a remembered one (the sync state, a file a person may edit) is said again only
+ * then, never a text of any other shape (a line break, a bidi control, a sentence of its own).
+ */
+export function isRefusalMessage(message: string): boolean {
+  if (message.length > MAX_REFUSAL_MESSAGE || escapeInvisible(message) !== message) return false
+  return [FILES_REFUSED, UNREADABLE_REFUSED].some(
+    ([start, end]) =>
+      message.length > start.length + end.length &&
+      message.startsWith(start) &&
+      message.endsWith(end),
+  )
+}
+
+/** The longest refusal said again (the sync state keeps none longer). */
+const MAX_REFUSAL_MESSAGE = 8000
+
 /** Added to a refusal said again without fetching the commit again. */
 const NOT_FETCHED_AGAIN =
   ' Cairn refused this version of the remote before and did not download it again; it looks again once the remote changes.'
@@ -182,7 +212,7 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
               !(await localReaches(ctx.git, session.head(), error.oid))
             ) {
               throw new RefusedContentError(
-                `The remote holds a version Cairn cannot read (${cutWithEllipsis(escapeInvisible(error.detail), 200)}). Nothing was changed; remove that version from the remote to sync.`,
+                `${UNREADABLE_REFUSED[0]}${cutWithEllipsis(escapeInvisible(error.detail), 200)}${UNREADABLE_REFUSED[1]}`,
               )
             }
             if (remote === null || !isMissingObject(error)) throw error
@@ -822,9 +852,7 @@ async function checkFiles(
   }
   if (refused.length === 0) return
   const listed = refused.slice(0, 3).join(', ') + (refused.length > 3 ? ', …' : '')
-  throw new RefusedContentError(
-    `The remote holds files Cairn will not put in your memory folder: ${listed}. Nothing was changed; remove them from the remote to sync.`,
-  )
+  throw new RefusedContentError(`${FILES_REFUSED[0]}${listed}${FILES_REFUSED[1]}`)
 }
 
 // A blob the history may not version: taken into the folder, the next scan would skip it and

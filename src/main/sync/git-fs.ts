@@ -277,14 +277,27 @@ export function clearRefWay(gitdir: string, ref: string, logger: Logger | undefi
  * as "no such ref", it had a Test connection delete the remote's `main` last seen, and a
  * backup's restore say there was no such backup.
  */
+/** How many symbolic refs a ref is followed through (git's `SYMREF_MAXDEPTH`). */
+const SYMREF_DEPTH = 5
+
 export async function readRef(gitdir: string, ref: string): Promise<string | null> {
   try {
-    return await git.resolveRef({ fs: gitFs, gitdir, ref })
+    // A chain of symbolic refs ends within git's depth, or names nothing (git: a broken ref):
+    // a loop (`ref: refs/x` in refs/x) failed the read, and a refused fetch's removal, which
+    // reads every ref, kept every pack it brought (a loop is said below).
+    const oid = await git.resolveRef({ fs: gitFs, gitdir, ref, depth: SYMREF_DEPTH })
+    return /^[0-9a-f]{40}$/.test(oid) ? oid : null
   } catch (error) {
-    // No such ref (never fetched, no backup by that name).
-    if (isCode(error, 'NotFoundError') || isNotPlainFile(error)) return null
+    // No such ref (never fetched, no backup by that name), or a loop of symbolic refs.
+    if (isCode(error, 'NotFoundError') || isNotPlainFile(error) || isRefLoop(error)) return null
     throw error
   }
+}
+
+/** isomorphic-git's refusal of symbolic refs that lead back to themselves. */
+function isRefLoop(error: unknown): boolean {
+  const data = (error as { data?: { message?: unknown } } | null)?.data
+  return isCode(error, 'InternalError') && /^Circular reference/.test(String(data?.message))
 }
 
 /**

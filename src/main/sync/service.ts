@@ -4,6 +4,7 @@
  * shows. The engine (`engine.ts`) does each sync; this decides when and reports how it went.
  */
 import os from 'node:os'
+import path from 'node:path'
 import type { RequestPayload } from '../../shared/contract'
 import {
   REPEATED_SYNC_FAILURES,
@@ -41,12 +42,14 @@ import {
 import {
   BACKUP_PREFIX,
   graphOf,
+  isRefusalMessage,
   joinRemote,
   keptBothCommit,
   RefusedContentError,
   syncOnce,
   type EngineContext,
   type JoinChoice,
+  type RefusedRemote,
   type SyncOutcome,
 } from './engine'
 import { conflictsSince, followRenames } from './conflict-history'
@@ -63,6 +66,7 @@ import {
   type ConflictRecord,
   type FailingStreak,
   type SyncConfig,
+  type SyncState,
 } from './store'
 import {
   checkRemoteUrl,
@@ -127,6 +131,11 @@ export interface SyncServiceOptions {
   readonly retryFirstMs?: number
   /** Whether names in the memory folder ignore case (default: macOS and Windows). */
   readonly namesFoldCase?: boolean
+  /**
+   * This Cairn's version: a remote commit another version refused (its rules may differ) is
+   * fetched and judged again rather than refused unfetched.
+   */
+  readonly appVersion?: string
   /**
    * Told each token as it is read, saved or tried (Test connection's), before it is sent:
    * the core hides it in every log line, as it does the API key.
@@ -575,7 +584,7 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         lastRemote: state.remoteUrl === config.url ? state.lastRemote : null,
         now,
         namesFoldCase: transfer.namesFoldCase,
-        refused: state.refused?.url === config.url ? state.refused : null,
+        refused: rememberedRefusal(state.refused, config.url),
       }
       const outcome: SyncOutcome = choice ? await joinRemote(ctx, choice) : await syncOnce(ctx)
       await setStreak(null)
@@ -680,16 +689,35 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
     }
   }
 
+  // What refused a remote commit: this Cairn (its version) and the rules it judged by. A commit
+  // refused under other ones (an older Cairn, a larger limit, names judged otherwise) may pass
+  // now: it is fetched and judged again, never refused unfetched for good.
+  const refusalRules = `cairn ${options.appVersion ?? 'unknown'}; files up to ${MAX_VERSIONED_BYTES} bytes; names ${transfer.namesFoldCase ? 'fold case' : 'keep case'}`
+
+  // The refusal remembered for `url`, to be said again: only one these rules made, with words as
+  // the engine writes them. One edited by hand, torn into another shape or written by another
+  // version (a path, markup, a line break, a sentence of its own) is ignored: the sync fetches
+  // and judges the commit again, and says what it finds in its own words.
+  function rememberedRefusal(refused: SyncState['refused'], url: string): RefusedRemote | null {
+    if (!refused || refused.url !== url || refused.rules !== refusalRules) return null
+    if (!isRefusalMessage(refused.message)) return null
+    const home = os.homedir()
+    const hosts = [path.resolve(options.dataDir), ...(home.length > 1 ? [home] : [])]
+    if (hosts.some((host) => refused.message.includes(host))) return null
+    return { commit: refused.commit, message: refused.message }
+  }
+
   // The remote commit refused for its content, kept with the state so that the next sync asks
   // the remote's refs only and, while its `main` is still that commit, fetches nothing. The
   // message is the first refusal's (a repeat adds that nothing was downloaded).
   async function rememberRefused(url: string, failure: RefusedContentError): Promise<void> {
     const latest = await store.state()
-    if (latest.refused?.url === url && latest.refused.commit === failure.commit) return
+    // Kept as it is only when it would be said again (not one edited into another shape).
+    if (rememberedRefusal(latest.refused, url)?.commit === failure.commit) return
     try {
       await store.saveState({
         ...latest,
-        refused: { url, commit: failure.commit!, message: failure.message },
+        refused: { url, commit: failure.commit!, message: failure.message, rules: refusalRules },
       })
     } catch (failed) {
       // Not remembered: the next sync fetches the commit again and refuses it again.

@@ -107,9 +107,16 @@ export interface SyncState {
   /**
    * The remote's `main` the last sync refused for what it holds (`url`: the address it was
    * the `main` of), and the refusal's words: while the remote's `main` is still that commit, a
-   * sync refuses it again without downloading it. Absent when none is remembered.
+   * sync refuses it again without downloading it. `rules`: the Cairn and the rules that refused
+   * it (another version, another size limit, names judged otherwise: not said again, fetched and
+   * judged anew). Absent when none is remembered.
    */
-  readonly refused?: { readonly url: string; readonly commit: string; readonly message: string }
+  readonly refused?: {
+    readonly url: string
+    readonly commit: string
+    readonly message: string
+    readonly rules: string
+  }
 }
 
 /** Syncs that failed in a row: the latest one's code, how many, and when the first did. */
@@ -189,6 +196,7 @@ const stateSchema = z.object({
       url: z.string().max(2000),
       commit: oid,
       message: z.string().max(8000),
+      rules: z.string().max(200),
     })
     .optional()
     .catch(undefined),

@@ -146,6 +146,8 @@ export async function startMachine(
     retryFirstMs?: number
     /** Where the core logs (default: kept in memory; the console with SYNC_DEBUG set). */
     logger?: Logger
+    /** The Cairn version this machine runs (default: the core's). */
+    appVersion?: string
   } = {},
 ): Promise<Machine> {
   const dir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), `cairn-sync-${name}-`)))
@@ -163,6 +165,7 @@ export async function startMachine(
     ...(options.namesFoldCase !== undefined ? { namesFoldCase: options.namesFoldCase } : {}),
     syncIdleTimeoutMs: options.idleTimeoutMs,
     syncRetryFirstMs: options.retryFirstMs,
+    ...(options.appVersion !== undefined ? { appVersion: options.appVersion } : {}),
   })
   const call: Machine['call'] = async (channel, payload) => {
     const result = await core.dispatch(channel, payload)

@@ -8,10 +8,12 @@ import { createHash } from 'node:crypto'
 import {
   copyFileSync,
   existsSync,
+  mkdirSync,
   readdirSync,
   readFileSync,
   renameSync,
   symlinkSync,
+  writeFileSync,
 } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
@@ -229,6 +231,35 @@ describe('dropFetchedPacks', () => {
     }
     expect(gitCli(bed.dataDir, 'show', 'main:a.md')).toBe('mine\n')
     gitCli(bed.dataDir, 'fsck', '--strict')
+  }, 60_000)
+
+  it("never takes a pack main needs for a mark it did not write: a person's pack-X.dropped (empty, text, a folder) changes nothing", async () => {
+    await userWrite(bed.memory, '/memories/a.md', 'mine\n')
+    await userWrite(bed.memory, '/memories/b.md', 'more\n')
+    await bed.close()
+    // main's objects only in packs the person made with git, each beside a file of the mark's
+    // name that Cairn did not write.
+    gitCli(bed.dataDir, 'repack', '-a', '-d', '-q')
+    gitCli(bed.dataDir, 'prune-packed')
+    const packDir = path.join(bed.dataDir, 'history.git', 'objects', 'pack')
+    const [pack] = packFiles().filter((f) => f.endsWith('.pack'))
+    const name = pack!.slice(0, -'.pack'.length)
+    const other = packOf("the person's own\n")
+    writeFileSync(path.join(packDir, `${name}.dropped`), '')
+    writeFileSync(path.join(packDir, `${other.name}.dropped`), 'mine, keep it\n')
+    const third = packOf('a third of my own\n')
+    mkdirSync(path.join(packDir, `${third.name}.dropped`))
+    const before = packFiles().sort()
+    await bed.reopen()
+    // Before, the next open removed each pack whole, index and all: main's files unreadable.
+    expect(packFiles().sort()).toEqual(before)
+    expect(gitCli(bed.dataDir, 'show', 'main:a.md')).toBe('mine\n')
+    expect(gitCli(bed.dataDir, 'cat-file', '-p', other.oids[0]!)).toBe("the person's own\n")
+    expect(gitCli(bed.dataDir, 'cat-file', '-p', third.oids[0]!)).toBe('a third of my own\n')
+    gitCli(bed.dataDir, 'fsck', '--strict')
+    // The memory works on.
+    await userWrite(bed.memory, '/memories/c.md', 'on\n')
+    expect(gitCli(bed.dataDir, 'show', 'main:b.md')).toBe('more\n')
   }, 60_000)
 })
 

@@ -22,6 +22,7 @@ import {
   listOwnFolderNames,
   makeFolders,
   OPEN,
+  readPlainFileOrNull,
   removeFile,
   syncFolder,
 } from '../../lib/disk'
@@ -604,6 +605,20 @@ export const FOLDED = '.folded'
 export const DROPPED = '.dropped'
 
 /**
+ * What a `DROPPED` mark says. Only a mark that says it removes a pack whole: a file of that name
+ * with anything else (a person's, git knows no such mark) is not Cairn's and changes nothing,
+ * and one a power cut left empty keeps the pack whole, as a `.folded` mark would.
+ */
+const DROPPED_BY = 'cairn: a refused fetch brought this pack; nothing kept reaches it\n'
+
+/** Whether the file `name` in `dir` is a `DROPPED` mark Cairn wrote. */
+function droppedByCairn(dir: string, name: string): boolean {
+  if (!/^pack-[0-9a-f]+\.dropped$/.test(name)) return false
+  const text = readPlainFileOrNull(path.join(dir, name), DROPPED_BY.length + 1)
+  return text?.toString('utf8') === DROPPED_BY
+}
+
+/**
  * Removes the pack `name` (`pack-<checksum>`) from `db.packDir`, closed first (`retire`):
  * marked (`mark`: as folded, or as dropped), durably, so a kill between the unlinks leaves a
  * pack without its index that open removes as a leftover rather than keeping it whole in
@@ -625,7 +640,7 @@ export async function removePack(
   }
   db.retire([name])
   const marker = path.join(db.packDir, `${name}${mark}`)
-  await disk.promises.writeFile(marker, '', { mode: 0o600 })
+  await disk.promises.writeFile(marker, mark === DROPPED ? DROPPED_BY : '', { mode: 0o600 })
   await syncFolder(db.packDir)
   for (const ext of ['idx', 'pack', 'rev', 'bitmap']) {
     // Once the index is gone the pack is invisible: its other files go regardless.
@@ -664,11 +679,15 @@ export function removePackLeftovers(dir: string, olderThanMs = 0, now = Date.now
   }
   const present = new Set(names)
   const removed: string[] = []
+  // Only Cairn's own: a person's `pack-X.dropped` beside a pack still needed took it, index and
+  // all, and every object only it held.
+  const dropped = new Set(names.filter((name) => droppedByCairn(dir, name)))
   const folded = (pack: string) =>
-    present.has(`${pack}${DROPPED}`) ||
+    dropped.has(`${pack}${DROPPED}`) ||
     (present.has(`${pack}${FOLDED}`) && !present.has(`${pack}.idx`))
-  const isMark = (name: string) => name.endsWith(FOLDED) || name.endsWith(DROPPED)
+  const isMark = (name: string) => name.endsWith(FOLDED) || dropped.has(name)
   for (const name of names) {
+    if (name.endsWith(DROPPED) && !dropped.has(name)) continue
     const marked = /^(pack-[0-9a-f]+)\.(pack|idx|rev|bitmap|folded|dropped)$/.exec(name)
     const match = /^(pack-[0-9a-f]+)\.(pack|idx)$/.exec(name)
     const orphan =
