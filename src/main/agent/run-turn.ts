@@ -207,11 +207,12 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
           ? { content: NOT_RUN_STOPPED, isError: true }
           : withinImageBudget({ content: outcome.content, isError: outcome.isError }, shown)
         commitOid = outcome.commit?.oid ?? null
-        // An image the turn could not carry was not shown to Claude: not viewed.
-        const notShown = !outcome.stopped && result.isError && !outcome.isError
-        const path = !outcome.isError && !notShown ? viewedPath(input) : null
+        // An image the turn could not carry was not shown to Claude: not viewed, and (as for
+        // any command that failed) not what the reply read.
+        const shownToClaude = !outcome.isError && !result.isError
+        const path = shownToClaude ? viewedPath(input) : null
         if (path && !viewed.includes(path)) viewed.push(path)
-        if (!outcome.isError && outcome.readAt !== undefined) readAt = outcome.readAt
+        if (shownToClaude && outcome.readAt !== undefined) readAt = outcome.readAt
       } catch (error) {
         options.logger.error('A memory command failed unexpectedly', error)
         result = { content: 'Error: the memory command could not be completed.', isError: true }
@@ -408,7 +409,6 @@ function withCacheBreakpoint(messages: ApiMessage[]): ApiMessage[] {
   return [...messages.slice(0, -1), { ...last, content: blocks }]
 }
 
-/** The memory path a successful `view` looked at, as `/memories/…` (null for other commands). */
 /**
  * The result as it is when the turn's requests can still carry its images (counted in
  * `shown`); otherwise a plain error in their place, so the next request is not refused whole
@@ -438,6 +438,7 @@ function withinImageBudget(
   return result
 }
 
+/** The memory path a successful `view` looked at, as `/memories/…` (null for other commands). */
 function viewedPath(input: unknown): string | null {
   const raw = input as { command?: unknown; path?: unknown } | null
   if (raw?.command !== 'view' || typeof raw.path !== 'string') return null
