@@ -118,6 +118,11 @@ describe('images viewed in one turn', () => {
     const read = await cairn.call('memory:read', { path: '/memories/a.md', at })
     expect(read.text).toBe('The user likes tea.\n')
     expect(last.viewed).not.toContain(`/memories/${names.at(-1)}`)
+    // Nor is it read for the Memory tab's "last read" and the expiry proposals.
+    const { files } = await cairn.call('hygiene:stats')
+    const lastRead = (name: string) => files.find((f) => f.path === `/memories/${name}`)?.lastReadAt
+    expect(lastRead(names[0]!)).toEqual(expect.any(Number))
+    expect(lastRead(names.at(-1)!)).toBeNull()
   }, 120_000)
 
   it(`carries at most ${MAX_TURN_IMAGES} images in a turn’s requests`, async () => {

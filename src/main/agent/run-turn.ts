@@ -112,6 +112,11 @@ export interface TurnOptions {
     memoryAt: string | null,
   ) => Promise<void>
   readonly now?: () => number
+  /**
+   * Claude was shown what a `view` of `path` (a `/memories/…` path) returned: the read log's
+   * "last read". Not for a view that failed, nor one whose image the turn could not carry.
+   */
+  readonly onViewed?: (path: string) => void
   /** Where a memory command that failed unexpectedly is reported (Claude gets a plain error). */
   readonly logger: Logger
 }
@@ -178,6 +183,15 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
   // What the images viewed in this turn so far add to each of its later requests.
   const shown = { images: 0, chars: 0 }
 
+  const noteViewed = (path: string): void => {
+    try {
+      options.onViewed?.(path)
+    } catch (error) {
+      // The read log is a nicety: Claude's view already happened.
+      options.logger.warn('Could not record a view in the read log', error)
+    }
+  }
+
   const execute: MemoryExecutor = async (input, toolUseId) => {
     if (!toolUseId || started.has(toolUseId)) {
       // A call without an id, or with an earlier call's id (never from the real API), cannot
@@ -211,6 +225,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
         // any command that failed) not what the reply read.
         const shownToClaude = !outcome.isError && !result.isError
         const path = shownToClaude ? viewedPath(input) : null
+        if (path) noteViewed(path)
         if (path && !viewed.includes(path)) viewed.push(path)
         if (shownToClaude && outcome.readAt !== undefined) readAt = outcome.readAt
       } catch (error) {
