@@ -35,6 +35,10 @@ interface Machine {
   readonly aptGet?: number
   /** The code the `npm test` stand-in exits with. */
   readonly npmTest?: number
+  /** The version the `node` stand-in says it is (22.12.0 unless told), or null for none. */
+  readonly node?: string | null
+  /** Whether there is an `npm` (the stand-in) at all. */
+  readonly npm?: boolean
   readonly env?: Readonly<Record<string, string>>
 }
 
@@ -70,11 +74,14 @@ function runCi(machine: Machine): Run {
   const aptLog = path.join(top, 'apt.log')
   symlinkSync(which('dirname'), path.join(bin, 'dirname'))
   for (const name of machine.real ?? []) symlinkSync(which(name), path.join(bin, name))
-  standIn(
-    path.join(bin, 'npm'),
-    `printf '%s|%s|%s|%s\\n' "$PWD" "$*" "\${CI-<unset>}" "\${PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD-}" >> '${npmLog}'
+  const node = machine.node === undefined ? '22.12.0' : machine.node
+  if (node !== null) standIn(path.join(bin, 'node'), `echo v${node}`)
+  if (machine.npm !== false)
+    standIn(
+      path.join(bin, 'npm'),
+      `printf '%s|%s|%s|%s\\n' "$PWD" "$*" "\${CI-<unset>}" "\${PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD-}" >> '${npmLog}'
 if [ "$1" = test ]; then exit ${machine.npmTest ?? 0}; fi`,
-  )
+    )
   if (machine.aptGet !== undefined) {
     standIn(path.join(bin, 'apt-get'), `echo "$*" >> '${aptLog}'\nexit ${machine.aptGet}`)
   }
@@ -138,6 +145,35 @@ describe('.ci/run', () => {
     expect(run.stderr).toContain('not a program')
     expect(run.stderr).not.toMatch(/command not found|line \d+/)
     expect(run.npm).toEqual([])
+  })
+
+  it.each([
+    ['no node', { node: null }, 'this machine has no node.'],
+    ['Debian bookworm’s Node.js', { node: '18.19.0' }, 'this machine has Node.js v18.19.0.'],
+    ['a Node.js 20 older than Vite takes', { node: '20.10.0' }, 'has Node.js v20.10.0.'],
+    ['a Node.js 22 older than Vite takes', { node: '22.11.0' }, 'has Node.js v22.11.0.'],
+    ['no npm', { npm: false }, 'this machine has Node.js v22.12.0 and no npm.'],
+    ['neither', { node: null, npm: false }, 'this machine has no node and no npm.'],
+  ] as const)(
+    'says in words which Node.js and npm the tests need, on %s, before anything runs',
+    (_what, machine, has) => {
+      const run = runCi({ real: ['git', 'setfacl'], aptGet: 0, ...machine })
+      expect(run.status).not.toBe(0)
+      expect(run.stderr).toContain(
+        'the tests need Node.js 20.19 or newer (22.12 or newer on the 22 line), with npm',
+      )
+      expect(run.stderr).toContain(has)
+      expect(run.stderr).not.toMatch(/command not found|line \d+/)
+      expect(run.npm).toEqual([])
+      expect(run.aptGet).toEqual([])
+    },
+  )
+
+  it.each(['20.19.0', '22.12.0', '24.1.0'])('runs the tests on Node.js %s', (node) => {
+    const run = runCi({ real: ['git', 'setfacl'], node })
+    expect(run.stderr).toBe('')
+    expect(run.status).toBe(0)
+    expect(run.npm.map((call) => call.args)).toEqual(['ci --no-audit --no-fund', 'test'])
   })
 
   it('says what is missing when it has no apt-get to install it, and runs nothing', () => {

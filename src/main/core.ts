@@ -198,7 +198,6 @@ async function assemble(
     logger,
     heldFile,
     carried: heldAtKill,
-    onViewed: (file) => void hygiene.noteViewed(file),
   })
   review.onPending((changes) => events.emit('review:pending', changes))
   const readLog = await openReadLog({ dataDir, logger })
@@ -252,6 +251,8 @@ async function assemble(
     conversations,
     settings,
     memory: review,
+    // The turn, not the review gate, knows whether Claude was shown what a view returned.
+    onViewed: (file) => void hygiene.noteViewed(file),
     memoryHead: () => memory.settledHead(),
     createMemoryTool: createRunnableMemoryTool,
     toolUseCommits: (conversationId, ids, since) =>

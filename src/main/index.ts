@@ -59,7 +59,7 @@ const isMac = process.platform === 'darwin'
 const devServerUrl = app.isPackaged ? undefined : process.env['ELECTRON_RENDERER_URL']
 const pageUrl = devServerUrl ?? APP_PAGE_URL
 const defaultSize = { width: 1280, height: 820 }
-/** The least size the app's window is made smaller to, where the display has room for it. */
+/** The least size of the app's window, where the display has room for it. */
 const leastSize = { width: 880, height: 560 }
 /** The small window a quit shows while it waits for the memory to open (centred). */
 const closingSize = { width: 520, height: 360 }
@@ -207,12 +207,13 @@ async function createWindow(
 ): Promise<BrowserWindow | null> {
   const stateFile = path.join(dataDir, 'window-state.json')
   const placement = closing
-    ? { bounds: closingSize, maximized: false }
+    ? { bounds: closingSize, maximized: false, least: closingSize }
     : placeWindow(
         await readWindowState(stateFile),
         screen.getAllDisplays().map((display) => display.workArea),
         screen.getPrimaryDisplay().workArea,
         defaultSize,
+        leastSize,
       )
   // A theme pinned in Settings holds from the first frame: the opening screen comes before the
   // core (and so the settings) is open. The page reads it from its address (`?theme=`).
@@ -226,14 +227,11 @@ async function createWindow(
   const window = new BrowserWindow({
     ...placement.bounds,
     backgroundColor: windowBackground(),
-    // Never more than the place found on the display: Electron grows a window to its least
-    // size, and one larger than a small screen would hang off it, its foot out of reach.
+    // Never more than the display's work area: Electron grows a window to its least size, and
+    // one larger than a small screen would hang off it, its foot out of reach.
     ...(closing
       ? { resizable: false }
-      : {
-          minWidth: Math.min(leastSize.width, placement.bounds.width),
-          minHeight: Math.min(leastSize.height, placement.bounds.height),
-        }),
+      : { minWidth: placement.least.width, minHeight: placement.least.height }),
     show: false,
     title: 'Cairn',
     autoHideMenuBar: true,

@@ -639,6 +639,29 @@ describe('the built main bundle in Node, with a recording stand-in for electron'
     }
   })
 
+  it('grows a window last closed on a smaller screen back to its least size on a larger one', async () => {
+    // Closed at 780×400 on a 1366×768 screen at 175 %; the next start has a 1920×1040 one.
+    const userData = await tempDir()
+    await writeFile(
+      path.join(userData, 'window-state.json'),
+      JSON.stringify({ bounds: { x: 0, y: 0, width: 780, height: 400 }, maximized: false }),
+    )
+    const standIn = await start({ userData }, { CAIRN_DATA_DIR: undefined })
+    await standIn.waitFor('window.loaded')
+    const [made] = standIn.callsOf('new BrowserWindow')
+    // The least size holds again where there is room for it (it had followed the saved size
+    // down, so the window could be made ever smaller and stay so).
+    expect(made!.args[0]).toMatchObject({
+      x: 0,
+      y: 0,
+      width: 880,
+      height: 560,
+      minWidth: 880,
+      minHeight: 560,
+    })
+    await quit(standIn)
+  })
+
   it('honours CAIRN_DATA_DIR only outside a packaged build', async () => {
     const userData = await tempDir()
     const elsewhere = await tempDir()

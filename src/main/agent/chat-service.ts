@@ -40,6 +40,8 @@ export interface ChatServiceOptions {
   readonly settings: Pick<SettingsService, 'get' | 'credentials'>
   /** Claude's memory commands: the versioned memory, or the review gate in front of it. */
   readonly memory: TurnMemory
+  /** Claude was shown what a view of this memory path returned (see `TurnOptions.onViewed`). */
+  readonly onViewed?: (path: string) => void
   /**
    * The memory commit right now, outside edits not saved yet saved first: each reply records
    * the one its turn began with, and Claude's first `view` must not read newer text than it.
@@ -334,6 +336,7 @@ export function createChatService(options: ChatServiceOptions): ChatService {
           client,
           memory: options.memory,
           createMemoryTool: options.createMemoryTool,
+          onViewed: options.onViewed,
           conversationId: conversation.id,
           history: conversation.messages,
           settings,

@@ -82,6 +82,49 @@ describe('images viewed in one turn', () => {
     expect(imagesIn(next.requests.at(-1)!)).toBe(1)
   }, 120_000)
 
+  it('leaves "Memory at this reply" where Claude last read when an image it cannot carry is refused', async () => {
+    await mkdir(path.join(cairn.dataDir, 'memories'), { recursive: true })
+    await cairn.call('memory:write', { path: '/memories/a.md', content: 'The user likes tea.\n' })
+    const names = Array.from({ length: MAX_TURN_IMAGES + 1 }, (_, i) => `dot-${i}.png`)
+    for (const name of names) await writeFile(path.join(cairn.dataDir, 'memories', name), TINY_PNG)
+    let release: () => void = () => {}
+    const hold = new Promise<void>((resolve) => (release = resolve))
+    cairn.fake.script(
+      reply.toolUse({ id: 'toolu_a', input: { command: 'view', path: '/memories/a.md' } }),
+      ...names.map((name, i) =>
+        reply.toolUse(
+          { id: `toolu_${i}`, input: { command: 'view', path: `/memories/${name}` } },
+          i === MAX_TURN_IMAGES ? { hold } : {},
+        ),
+      ),
+      reply.text('Seen.'),
+    )
+    const { conversationId, turnId } = await cairn.send(null, 'Look at my pictures')
+    const results = () =>
+      cairn.events.filter((e) => e.turnId === turnId && e.type === 'tool-result').length
+    // The last view is held until another program has saved a.md: the view commits that save
+    // before it reads, and its image is then refused.
+    await cairn.until(() => results() === MAX_TURN_IMAGES + 1)
+    await writeFile(path.join(cairn.dataDir, 'memories', 'a.md'), 'The user likes coffee now.\n')
+    release()
+    const events = await cairn.finished(turnId)
+    expect(events.filter((e) => e.type === 'tool-result').at(-1)).toMatchObject({ isError: true })
+
+    const { messages } = await cairn.call('conversations:get', { id: conversationId })
+    const last = messages.filter((message) => message.role === 'assistant').at(-1)!
+    // Claude never saw the save (the view that committed it was refused to it): the reply's
+    // memory is the one its last shown read was at, as for any view that failed.
+    const at = last.memoryAt as string
+    const read = await cairn.call('memory:read', { path: '/memories/a.md', at })
+    expect(read.text).toBe('The user likes tea.\n')
+    expect(last.viewed).not.toContain(`/memories/${names.at(-1)}`)
+    // Nor is it read for the Memory tab's "last read" and the expiry proposals.
+    const { files } = await cairn.call('hygiene:stats')
+    const lastRead = (name: string) => files.find((f) => f.path === `/memories/${name}`)?.lastReadAt
+    expect(lastRead(names[0]!)).toEqual(expect.any(Number))
+    expect(lastRead(names.at(-1)!)).toBeNull()
+  }, 120_000)
+
   it(`carries at most ${MAX_TURN_IMAGES} images in a turn’s requests`, async () => {
     await mkdir(path.join(cairn.dataDir, 'memories'), { recursive: true })
     const names = Array.from({ length: MAX_TURN_IMAGES + 2 }, (_, i) => `dot-${i}.png`)

@@ -112,6 +112,11 @@ export interface TurnOptions {
     memoryAt: string | null,
   ) => Promise<void>
   readonly now?: () => number
+  /**
+   * Claude was shown what a `view` of `path` (a `/memories/…` path) returned: the read log's
+   * "last read". Not for a view that failed, nor one whose image the turn could not carry.
+   */
+  readonly onViewed?: (path: string) => void
   /** Where a memory command that failed unexpectedly is reported (Claude gets a plain error). */
   readonly logger: Logger
 }
@@ -178,6 +183,15 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
   // What the images viewed in this turn so far add to each of its later requests.
   const shown = { images: 0, chars: 0 }
 
+  const noteViewed = (path: string): void => {
+    try {
+      options.onViewed?.(path)
+    } catch (error) {
+      // The read log is a nicety: Claude's view already happened.
+      options.logger.warn('Could not record a view in the read log', error)
+    }
+  }
+
   const execute: MemoryExecutor = async (input, toolUseId) => {
     if (!toolUseId || started.has(toolUseId)) {
       // A call without an id, or with an earlier call's id (never from the real API), cannot
@@ -207,11 +221,13 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
           ? { content: NOT_RUN_STOPPED, isError: true }
           : withinImageBudget({ content: outcome.content, isError: outcome.isError }, shown)
         commitOid = outcome.commit?.oid ?? null
-        // An image the turn could not carry was not shown to Claude: not viewed.
-        const notShown = !outcome.stopped && result.isError && !outcome.isError
-        const path = !outcome.isError && !notShown ? viewedPath(input) : null
+        // An image the turn could not carry was not shown to Claude: not viewed, and (as for
+        // any command that failed) not what the reply read.
+        const shownToClaude = !outcome.isError && !result.isError
+        const path = shownToClaude ? viewedPath(input) : null
+        if (path) noteViewed(path)
         if (path && !viewed.includes(path)) viewed.push(path)
-        if (!outcome.isError && outcome.readAt !== undefined) readAt = outcome.readAt
+        if (shownToClaude && outcome.readAt !== undefined) readAt = outcome.readAt
       } catch (error) {
         options.logger.error('A memory command failed unexpectedly', error)
         result = { content: 'Error: the memory command could not be completed.', isError: true }
@@ -408,7 +424,6 @@ function withCacheBreakpoint(messages: ApiMessage[]): ApiMessage[] {
   return [...messages.slice(0, -1), { ...last, content: blocks }]
 }
 
-/** The memory path a successful `view` looked at, as `/memories/…` (null for other commands). */
 /**
  * The result as it is when the turn's requests can still carry its images (counted in
  * `shown`); otherwise a plain error in their place, so the next request is not refused whole
@@ -438,6 +453,7 @@ function withinImageBudget(
   return result
 }
 
+/** The memory path a successful `view` looked at, as `/memories/…` (null for other commands). */
 function viewedPath(input: unknown): string | null {
   const raw = input as { command?: unknown; path?: unknown } | null
   if (raw?.command !== 'view' || typeof raw.path !== 'string') return null

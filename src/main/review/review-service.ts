@@ -23,7 +23,7 @@ import { CairnError } from '../lib/errors'
 import { consoleLogger, type Logger } from '../lib/logger'
 import { createSerialQueue } from '../lib/serial-queue'
 import { writeHeldCalls, type HeldCall } from './held-calls'
-import { parseMemoryPath, type MadeChange, type PlannedChange } from '../memory'
+import type { MadeChange, PlannedChange } from '../memory'
 import { commitFlags, flagsFor, type Checked } from './check'
 import { approvalsBetween, LANDED_KEPT, ownEditUntouched, type Landed } from './own-edit'
 
@@ -40,8 +40,6 @@ export interface ReviewServiceOptions {
   /** The mode at start (settings may change it with `setMode`). Default `off`. */
   readonly mode?: ReviewMode
   readonly now?: () => number
-  /** Told after each of Claude's `view`s that succeeded, with the normalized path. */
-  readonly onViewed?: (path: string) => void
   readonly logger?: Logger
   /**
    * Where Claude's calls are kept while they wait (`held-calls`): written before a call is
@@ -402,11 +400,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
   return {
     async execute(input, origin, gateOptions = {}) {
       if (origin.actor !== 'claude' || !CHANGE_COMMANDS.has(commandOf(input))) {
-        const outcome = await memory.execute(input, origin, { signal: gateOptions.signal })
-        if (origin.actor === 'claude' && commandOf(input) === 'view' && !outcome.isError) {
-          viewed(input, options.onViewed, logger)
-        }
-        return outcome
+        return memory.execute(input, origin, { signal: gateOptions.signal })
       }
       const box: { planned: PlannedChange | null; checked: Checked } = {
         planned: null,
@@ -640,19 +634,6 @@ function forPeople(outcome: ExecuteOutcome): string {
 function commandOf(input: unknown): string {
   const command = (input as { command?: unknown } | null)?.command
   return typeof command === 'string' ? command : ''
-}
-
-function viewed(input: unknown, onViewed: ((path: string) => void) | undefined, logger: Logger) {
-  const raw = (input as { path?: unknown }).path
-  if (!onViewed || typeof raw !== 'string') return
-  const parsed = parseMemoryPath(raw)
-  if (!parsed.ok) return
-  try {
-    onViewed(parsed.virtual)
-  } catch (error) {
-    // The read log is a nicety: Claude's view already happened.
-    logger.warn('Could not record a view in the read log', error)
-  }
 }
 
 function heldCallOf(origin: Extract<Origin, { actor: 'claude' }>): HeldCall {

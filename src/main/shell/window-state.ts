@@ -25,6 +25,8 @@ export interface WindowSize {
 export interface WindowPlacement {
   readonly bounds: Rect
   readonly maximized: boolean
+  /** The least size the window may be made: the one asked for, or the display's if smaller. */
+  readonly least: WindowSize
 }
 
 /**
@@ -32,19 +34,51 @@ export interface WindowPlacement {
  * display's work area (a resolution that shrank, or a window dragged half off-screen, comes
  * back into view). When that display is gone, the saved size is centred on the primary one.
  * Without a saved state the window opens at the default size, centred on the primary display.
+ * Its least size is `least`, or the work area where that is smaller, and the window is never
+ * placed smaller than its least size (a window saved on a smaller screen grows back on a
+ * larger one). A work area with no room (0×0, as a display being set up may report) is passed
+ * over; with none left the window is placed as if on a screen of the default size.
  */
 export function placeWindow(
   saved: WindowState | null,
   workAreas: ReadonlyArray<Rect>,
   primary: Rect,
   defaults: WindowSize,
+  least: WindowSize,
 ): WindowPlacement {
-  if (!saved) return { bounds: fitInside(centred(defaults, primary), primary), maximized: false }
-  const target = largestOverlap(saved.bounds, workAreas)
+  const usable = workAreas.map(whole).filter(hasRoom)
+  const home = hasRoom(whole(primary))
+    ? whole(primary)
+    : (usable[0] ?? whole({ x: 0, y: 0, ...defaults }))
+  const target = saved ? largestOverlap(saved.bounds, usable) : null
+  const area = target ?? home
+  const fitted = {
+    width: Math.min(least.width, area.width),
+    height: Math.min(least.height, area.height),
+  }
+  const wanted = saved ? whole(saved.bounds) : { x: 0, y: 0, ...defaults }
+  const size = {
+    width: Math.max(wanted.width, fitted.width),
+    height: Math.max(wanted.height, fitted.height),
+  }
   const bounds = target
-    ? fitInside(saved.bounds, target)
-    : fitInside(centred(saved.bounds, primary), primary)
-  return { bounds, maximized: saved.maximized }
+    ? fitInside({ ...wanted, ...size }, target)
+    : fitInside(centred(size, home), home)
+  return { bounds, maximized: saved?.maximized ?? false, least: fitted }
+}
+
+/** Whole screen points: Electron takes only integers for a window's place and sizes. */
+function whole(rect: Rect): Rect {
+  return {
+    x: Math.round(rect.x),
+    y: Math.round(rect.y),
+    width: Math.round(rect.width),
+    height: Math.round(rect.height),
+  }
+}
+
+function hasRoom(area: Rect): boolean {
+  return area.width >= 1 && area.height >= 1
 }
 
 function largestOverlap(rect: Rect, areas: ReadonlyArray<Rect>): Rect | null {
