@@ -3,6 +3,7 @@ import { readFileSync, readlinkSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { nodeDisk, OPEN, setDisk, type Disk } from '../lib/disk'
 import { openVersionedMemory, type VersionedMemory } from './index'
+import { SPARE_PREFIX } from './object-store'
 import {
   decodeMains,
   decodeRecords,
@@ -48,6 +49,15 @@ function kindOf(file: string, flags: number): Kind | null {
   }
   if (folder) return 'memory-folder'
   return file.includes('.cairn-tmp-') ? 'memory-temp' : null
+}
+
+// A descriptor open on one of the object store's spare files (see `SPARE_PREFIX`).
+function isSpare(fd: number): boolean {
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`).includes(`/objects/${SPARE_PREFIX}`)
+  } catch {
+    return false
+  }
 }
 
 // A descriptor opened before recording began: the log's files (opened with the history), or a
@@ -305,6 +315,12 @@ describe('a command with its commit, step by step', () => {
       fsync(fd) {
         if (temps.has(fd)) events.push('temp flush started')
         return recording.fsync(fd)
+      },
+      // An object written into one of the store's spare files (opened between commands,
+      // before recording began), which is how most objects are written now.
+      writeFileSync(file, data, options) {
+        if (typeof file === 'number' && isSpare(file)) events.push('object written')
+        return recording.writeFileSync(file, data, options)
       },
     })
     try {
