@@ -333,3 +333,90 @@ describe('flag rules on hostile text, in flagged mode', () => {
     expect(commits()).toBe(before + 2)
   }, 60_000)
 })
+
+describe('expiring by hand, the unkind way', () => {
+  it('refuses a folder, a missing file, a hidden name and a path out plainly; expires and restores a file', async () => {
+    await claudeWrites({ 'keep.md': 'keep\n', 'd/inner.md': 'inner\n' })
+    const start = commits()
+    for (const bad of [
+      '/memories/d',
+      '/memories/none.md',
+      '/memories/.git/config',
+      '/memories/../settings.json',
+      '/memories',
+    ]) {
+      const result = await cairn.core.dispatch('hygiene:expire', { path: bad })
+      expect(result.ok, bad).toBe(false)
+      if (result.ok) continue
+      expect(result.error.message).not.toContain(cairn.dataDir)
+      expect(result.error.message).toMatch(/[.!?]$/)
+    }
+    expect(commits()).toBe(start)
+    expect(await memoryFile('d/inner.md')).toBe('inner\n')
+
+    const expired = await call('hygiene:expire', { path: '/memories/keep.md' })
+    expect(await memoryFile('keep.md')).toBeNull()
+    expect(git('log', '-1', '--format=%s', 'main').trim()).toBe('expire')
+    expect(expired.commit!.oid).toBe(git('rev-parse', 'main').trim())
+    // Twice: the second finds nothing to expire and commits nothing.
+    expect((await cairn.core.dispatch('hygiene:expire', { path: '/memories/keep.md' })).ok).toBe(
+      false,
+    )
+    await call('history:restoreDeleted', { path: '/memories/keep.md' })
+    expect(await memoryFile('keep.md')).toBe('keep\n')
+    expect(commits()).toBe(start + 2)
+    git('fsck', '--strict', '--no-dangling')
+  }, 60_000)
+})
+
+describe('a held change whose file the person expired meanwhile', () => {
+  it('never brings the file back unseen: the edit can only be declined, the create is shown again', async () => {
+    await claudeWrites({ 'old.md': 'tea: green\n' })
+    await setMode('all')
+    cairn.fake.script(
+      reply.toolUses([
+        {
+          id: 'toolu_e1',
+          input: {
+            command: 'str_replace',
+            path: '/memories/old.md',
+            old_str: 'green',
+            new_str: 'black',
+          },
+        },
+        {
+          id: 'toolu_e2',
+          input: { command: 'create', path: '/memories/old.md', file_text: 'tea: white\n' },
+        },
+      ]),
+      reply.text('ok'),
+    )
+    const { turnId } = await cairn.send(null, 'tea')
+    const [edit, create] = await pendingCount(2)
+    await call('hygiene:expire', { path: '/memories/old.md' })
+    const expired = commits()
+
+    expect(
+      (await refusal({ id: edit!.id, decision: 'approve', revision: edit!.revision })).code,
+    ).toBe('review-outdated')
+    expect(
+      (await refusal({ id: create!.id, decision: 'approve', revision: create!.revision })).code,
+    ).toBe('review-outdated')
+    expect(await memoryFile('old.md')).toBeNull()
+    expect(commits()).toBe(expired)
+    const [editAgain, createAgain] = await call('review:list')
+    expect(editAgain!.problem).not.toBeNull()
+    // The create now makes the file anew, and says so.
+    expect(createAgain).toMatchObject({ before: null, after: 'tea: white\n', problem: null })
+    await call('review:decide', { id: editAgain!.id, decision: 'decline' })
+    await call('review:decide', {
+      id: createAgain!.id,
+      decision: 'approve',
+      revision: createAgain!.revision,
+    })
+    await finished(turnId)
+    expect(await memoryFile('old.md')).toBe('tea: white\n')
+    expect(commits()).toBe(expired + 1)
+    git('fsck', '--strict', '--no-dangling')
+  }, 60_000)
+})
