@@ -6,25 +6,10 @@
  */
 import { mkdir, rm } from 'node:fs/promises'
 import path from 'node:path'
-import type { Locator, Page } from '@playwright/test'
-import type { Cairn } from './fixtures/harness'
+import type { Page } from '@playwright/test'
 import { expect, reply, test } from './fixtures/claude-turns'
 import { ChatPage } from './pages/chat.page'
-import { ReviewPanel } from './pages/review.page'
-
-async function allMode(cairn: Cairn): Promise<void> {
-  const result = await cairn.core.dispatch('settings:update', { reviewMode: 'all' })
-  if (!result.ok) throw new Error(result.error.message)
-}
-
-/** Presses Tab until `target` has the focus: proof that the keyboard reaches it. */
-async function tabTo(page: Page, target: Locator, most = 80): Promise<void> {
-  for (let i = 0; i < most; i++) {
-    if (await target.evaluate((el) => el === document.activeElement)) return
-    await page.keyboard.press('Tab')
-  }
-  throw new Error(`Tab never reached ${target.toString()}`)
-}
+import { allMode, ReviewPanel, tabTo } from './pages/review.page'
 
 async function shoot(page: Page, name: string): Promise<void> {
   for (const colorScheme of ['light', 'dark'] as const) {
