@@ -1,8 +1,8 @@
 /**
  * Killed between the person's Approve and its commit. A child process runs the real core
  * against the fake Messages API with every change held; Claude's create waits, the child
- * approves it and is killed (SIGKILL) a few milliseconds later, at a different point each
- * time. After the restart, whatever the point: the file is there exactly when History holds
+ * approves it and is killed (SIGKILL) at a different point each time: before the approval is
+ * sent, as it runs, and after it landed. After the restart, whatever the point: the file is there exactly when History holds
  * Claude's reviewed commit for the call, no other commit (a recovery at start) claims it, and
  * Claude is told the truth, that it ran or that it did not.
  */
@@ -72,8 +72,8 @@ function commits(): Array<{ toolUse: string; reviewed: string; files: string[] }
 }
 
 describe('a kill between Approve and its commit', () => {
-  it.each([0, 5, 20, 80, 400])(
-    'killed %i ms after Approve: the file is there exactly when its reviewed commit is, and Claude is told so',
+  it.each([-40, -5, -1, 0, 2, 10, 400])(
+    'killed %i ms from Approve: the file is there exactly when its reviewed commit is, and Claude is told so',
     async (ms) => {
       fake.script(
         reply.toolUse({
