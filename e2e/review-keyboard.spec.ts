@@ -3,27 +3,13 @@
  * acceptance check of issue #13's chat card in real Chromium. Every step is a key press; the
  * page is never clicked.
  */
-import type { Locator, Page } from '@playwright/test'
+import type { Page } from '@playwright/test'
 import type { Cairn } from './fixtures/harness'
 import { expect, reply, test } from './fixtures/claude-turns'
 import { ChatPage } from './pages/chat.page'
 import { MemoryPage } from './pages/memory.page'
-import { PendingListPage, ReviewPanel } from './pages/review.page'
+import { allMode, PendingListPage, ReviewPanel, tabTo } from './pages/review.page'
 import type { FakeAnthropic } from '../test/fixtures/fake-anthropic'
-
-async function allMode(cairn: Cairn): Promise<void> {
-  const result = await cairn.core.dispatch('settings:update', { reviewMode: 'all' })
-  if (!result.ok) throw new Error(result.error.message)
-}
-
-/** Presses Tab until `target` has the focus: proof that the keyboard reaches it. */
-async function tabTo(page: Page, target: Locator, most = 80): Promise<void> {
-  for (let i = 0; i < most; i++) {
-    if (await target.evaluate((el) => el === document.activeElement)) return
-    await page.keyboard.press('Tab')
-  }
-  throw new Error(`Tab never reached ${target.toString()}`)
-}
 
 function toolResults(anthropic: FakeAnthropic, n: number) {
   const messages = anthropic.messageRequests()[n]?.body?.messages ?? []

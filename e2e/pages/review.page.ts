@@ -1,4 +1,20 @@
 import type { Locator, Page } from '@playwright/test'
+import type { Cairn } from '../fixtures/harness'
+
+/** Sets every change of Claude's to wait for review. */
+export async function allMode(cairn: Cairn): Promise<void> {
+  const result = await cairn.core.dispatch('settings:update', { reviewMode: 'all' })
+  if (!result.ok) throw new Error(result.error.message)
+}
+
+/** Presses Tab until `target` has the focus: proof that the keyboard reaches it. */
+export async function tabTo(page: Page, target: Locator, most = 80): Promise<void> {
+  for (let i = 0; i < most; i++) {
+    if (await target.evaluate((el) => el === document.activeElement)) return
+    await page.keyboard.press('Tab')
+  }
+  throw new Error(`Tab never reached ${target.toString()}`)
+}
 
 /**
  * A change waiting for review, wherever it shows: inside a chat tool card or in the memory

@@ -387,14 +387,23 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
     }
   }
 
-  function wait(held: Held, signal: AbortSignal | undefined): void {
-    if (!signal) return
+  /**
+   * Declines `held` when the turn's signal aborts, while it waits. Returns what stops
+   * listening once it is decided: a turn may hold many calls in its life, and each listener
+   * left on its signal kept its change's whole text until the turn ended.
+   */
+  function wait(held: Held, signal: AbortSignal | undefined): () => void {
+    if (!signal) return () => {}
     const onAbort = (): void => {
       if (held.deciding) held.declineAfter ??= STOPPED_REASON
       else decline(held, STOPPED_REASON, false)
     }
-    if (signal.aborted) onAbort()
-    else signal.addEventListener('abort', onAbort, { once: true })
+    if (signal.aborted) {
+      onAbort()
+      return () => {}
+    }
+    signal.addEventListener('abort', onAbort, { once: true })
+    return () => signal.removeEventListener('abort', onAbort)
   }
 
   return {
@@ -435,8 +444,14 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
         }
       }
       return new Promise<ExecuteOutcome>((resolve) => {
-        const held = hold(input, origin, planned, checked, { finish: resolve })
-        wait(held, gateOptions.signal)
+        let stopWaiting = (): void => {}
+        const held = hold(input, origin, planned, checked, {
+          finish: (outcome) => {
+            stopWaiting()
+            resolve(outcome)
+          },
+        })
+        stopWaiting = wait(held, gateOptions.signal)
       })
     },
 

@@ -74,18 +74,31 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
     )
   }, [keepDraft, change.id, change.revision, step, draft, reason])
 
+  // A decision refused: the control the focus was on before the buttons were disabled. Kept
+  // until the next decision, as the change planned again (its Approve now disabled) may come
+  // before or after the refusal itself.
+  const [refocus, setRefocus] = useState<HTMLElement | null>(null)
+  useEffect(() => {
+    if (refocus) focusBack(refocus, document.getElementById(sectionId))
+  }, [refocus, sectionId, change.revision])
+
   const run = async (decision: Parameters<typeof decide>[1]) => {
     if (busy) return
     // Taken before the buttons are disabled, which sends the focus to the page.
     const shown = section()
-    const next = shown?.contains(document.activeElement) ? focusAfter(shown) : null
+    const active = document.activeElement
+    const had = active instanceof HTMLElement && shown?.contains(active) ? active : null
+    const next = had && shown ? focusAfter(shown) : null
     setBusy(true)
     setError(null)
+    setRefocus(null)
     try {
       await decide(change.id, decision)
     } catch (failure) {
       setError(errorMessage(failure))
       setBusy(false)
+      // The change stays: the focus goes back to it once its buttons can be used again.
+      setRefocus(had)
       return
     }
     // On success the change leaves the list and this view with it: a keyboard user goes on
@@ -368,6 +381,25 @@ function focusAfter(section: HTMLElement): (section: HTMLElement) => void {
     if (!place.hasAttribute('tabindex')) place.setAttribute('tabindex', '-1')
     place.focus()
   }
+}
+
+/**
+ * Gives the focus back to `was` after a refused decision (disabling the buttons while it ran
+ * sent the focus to the page), or, when it cannot take it now (Approve, once the change can
+ * only be declined), to the first decision button that can. Not if the person went on.
+ */
+function focusBack(was: HTMLElement, section: HTMLElement | null): void {
+  // A focused button just disabled keeps the focus until the page is next drawn.
+  const usable = (element: Element | null) =>
+    element !== null &&
+    element.isConnected &&
+    !(element instanceof HTMLButtonElement && element.disabled)
+  const active = document.activeElement
+  if (active !== document.body && usable(active)) return
+  const target = usable(was)
+    ? was
+    : section?.querySelector<HTMLElement>('.review-actions button:not(:disabled)')
+  target?.focus()
 }
 
 /**
