@@ -214,8 +214,8 @@ const DAMAGES: ReadonlyArray<Damage> = [
   },
   {
     name: 'a pack index zeroed (git gc)',
-    // Its pack, unindexed, is kept aside in cairn-damaged/ (git index-pack can index it again).
-    setAside: true,
+    // Built again from its pack (hist33b): the history kept, the zeroed index kept aside.
+    kept: 'pack-',
     apply: (s) => {
       gitCli(s.dataDir, 'gc', '--quiet', '--prune=now')
       const dir = path.join(gitdir(s), 'objects', 'pack')
