@@ -4,6 +4,7 @@
  * the view, so reading the history can never change it.
  */
 import { CairnError } from '../lib/errors'
+import { DamagedHistoryError, readingVersion } from './damage'
 import { IndexDamagedError, IndexReplacedError, type IndexFile } from './index-file'
 import type { ObjectStore } from './object-store'
 import type { IndexEntry } from './side-index'
@@ -77,6 +78,37 @@ export function requireEntry(repo: RepoView, oid: string): IndexEntry {
   }
   return entry
 }
+
+/**
+ * The commit `oid` for a read of what memory held at it: its side-index entry, or null when
+ * the index lacks it but its commit can still be read (a person's `git reset --hard` moved
+ * `main` back past it: it is in no timeline now, yet what Claude saw there can be shown). A
+ * `not-found` error saying so plainly when even its commit is gone (the history was rewritten
+ * outside Cairn and the version pruned with it); `history-damaged` when it is there but
+ * cannot be read.
+ */
+export async function requireVersion(repo: RepoView, oid: string): Promise<IndexEntry | null> {
+  const entry = repo.entry(oid)
+  if (entry) return entry
+  requireCurrentIndex(repo)
+  if (!OID.test(oid)) throw new CairnError('not-found', 'That version is not in the history.')
+  await readingVersion(oid, async () => {
+    try {
+      await repo.store.readCommit(oid)
+    } catch (error) {
+      if (error instanceof DamagedHistoryError && !repo.store.db.has(oid)) {
+        throw new CairnError(
+          'not-found',
+          'That version is no longer in the history: the history was rewritten outside Cairn (a git reset or a rebase, say) and the version was removed with it.',
+        )
+      }
+      throw error
+    }
+  })
+  return null
+}
+
+const OID = /^[0-9a-f]{40}$/
 
 /** The tree of a commit of this history (empty for "before the first commit"). */
 export async function treeOf(repo: RepoView, oid: string | null): Promise<TreeNode> {
