@@ -408,11 +408,14 @@ async function loadState(
     // A pack whose index is missing, zeroed or cut short (its objects would all read as
     // missing, and the history be set aside whole) gets its index built again from the pack;
     // a pack that is not whole either is kept aside as before (`git index-pack` cannot help).
+    // A missing index is what a kill between a pack write's two renames leaves (its temp
+    // index spoiled): indexing the pack finishes that write, as `finishInstalls` does, and is
+    // not told; a damaged one is.
     const leftOut = store.db.packsLeftOut()
     if (unindexed.length > 0 || leftOut.length > 0) {
       for (const name of [...unindexed, ...leftOut]) {
         if (await reindexPack(gitdir, name)) {
-          findings.packsReindexed = (findings.packsReindexed ?? 0) + 1
+          if (leftOut.includes(name)) findings.packsReindexed = (findings.packsReindexed ?? 0) + 1
           logger?.warn(`History open: the index of ${name} was built again from its pack`)
         } else if (unindexed.includes(name)) {
           moveIntoDamaged(gitdir, path.join(packDir, `${name}.pack`), `${name}.pack`)

@@ -92,8 +92,8 @@ export async function indexFromPack(file: string): Promise<Buffer> {
 /**
  * Builds the index of the pack `name` (`pack-<checksum>`) in `gitdir` again from the pack and
  * puts it in place, keeping whatever index was there in `cairn-damaged/`. False, with nothing
- * changed, when the pack itself is not whole (then nothing can index it). I/O errors pass
- * through.
+ * changed, when the pack itself is not whole (then nothing can index it) or is not named by its
+ * checksum. I/O errors pass through.
  */
 export async function reindexPack(gitdir: string, name: string): Promise<boolean> {
   const packDir = path.join(gitdir, 'objects', 'pack')
@@ -103,6 +103,11 @@ export async function reindexPack(gitdir: string, name: string): Promise<boolean
   } catch (error) {
     if (isFormatError(error)) return false
     throw error
+  }
+  // A pack is named by its checksum (the index's second-last 20 bytes): one named otherwise is
+  // not one git or Cairn wrote there, and is kept aside rather than taken in.
+  if (bytes.toString('hex', bytes.length - 40, bytes.length - 20) !== name.slice('pack-'.length)) {
+    return false
   }
   const final = path.join(packDir, `${name}.idx`)
   try {
