@@ -96,7 +96,7 @@ describe('what Claude saw at a reply whose commit a reset --hard left behind', (
     expect(await m.readAt('/memories/notes.md', reply)).toBe(
       gitCli(dir, 'show', `${reply}:notes.md`),
     )
-    const compared = await m.compare(reply, null)
+    const compared = await m.compare(reply)
     expect(compared.changes.map((change) => [change.path, change.status])).toEqual([
       ['/memories/dir/plan.md', 'deleted'],
       ['/memories/later.md', 'added'],

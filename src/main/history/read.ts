@@ -96,11 +96,17 @@ export async function requireVersion(repo: RepoView, oid: string): Promise<Index
     try {
       await repo.store.readCommit(oid)
     } catch (error) {
-      if (error instanceof DamagedHistoryError && !repo.store.db.has(oid)) {
+      if (!(error instanceof DamagedHistoryError)) throw error
+      if (!repo.store.db.has(oid)) {
         throw new CairnError(
           'not-found',
           'That version is no longer in the history: the history was rewritten outside Cairn (a git reset or a rebase, say) and the version was removed with it.',
         )
+      }
+      // A file's or a folder's id where a version's belongs is no version, not damage.
+      const type = readableAs(repo, oid)
+      if (type !== null && type !== 'commit') {
+        throw new CairnError('not-found', 'That version is not in the history.')
       }
       throw error
     }
@@ -109,6 +115,15 @@ export async function requireVersion(repo: RepoView, oid: string): Promise<Index
 }
 
 const OID = /^[0-9a-f]{40}$/
+
+// The type of the object `oid` when it reads whole; null when it does not.
+function readableAs(repo: RepoView, oid: string): string | null {
+  try {
+    return repo.store.db.read(oid).type
+  } catch {
+    return null
+  }
+}
 
 /** The tree of a commit of this history (empty for "before the first commit"). */
 export async function treeOf(repo: RepoView, oid: string | null): Promise<TreeNode> {
