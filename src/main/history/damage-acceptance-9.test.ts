@@ -222,8 +222,8 @@ const DAMAGES: ReadonlyArray<Damage> = [
   },
   {
     name: 'a pack index zeroed (git gc)',
-    // Its pack, unindexed, is kept aside in cairn-damaged/ (git index-pack can index it again).
-    setAside: true,
+    // Built again from its pack (hist33b): the history kept, the zeroed index kept aside.
+    kept: 'pack-',
     apply: (s) => {
       const idx = packed(s, '.idx')
       fs.chmodSync(idx, 0o644)

@@ -4,7 +4,7 @@ import { decodeUtf8 } from '../lib/text'
 import { DamagedFolderError, DamagedHistoryError, damagedAt, readingVersion } from './damage'
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import { toSummary } from './queries'
-import { requireEntry, treeOf, type RepoView } from './read'
+import { requireEntry, requireVersion, treeOf, type RepoView } from './read'
 import type { IndexEntry } from './side-index'
 import { readingEarlierState, treeBefore } from './earlier-state'
 import { diffNodes, nodeAt } from './tree-state'
@@ -14,7 +14,7 @@ import { diffNodes, nodeAt } from './tree-state'
  * A damaged version is a `history-damaged` error.
  */
 export async function readAt(repo: RepoView, virtual: string, oid: string): Promise<string | null> {
-  requireEntry(repo, oid)
+  await requireVersion(repo, oid)
   const segments = segmentsOf(toRelative(virtual))
   return readingVersion(oid, async () => {
     const node = await nodeAt(repo.store, await treeOf(repo, oid), segments)
@@ -102,10 +102,10 @@ export async function compareCommits(
   to: string | null,
   limits: ShowLimits = SHOW_LIMITS,
 ): Promise<Comparison> {
-  requireEntry(repo, from)
+  await requireVersion(repo, from)
   const target = to ?? repo.head()
   if (!target) throw new CairnError('not-found', 'The history is empty.')
-  requireEntry(repo, target)
+  await requireVersion(repo, target)
   // Damage in either version's trees is told as "the history is damaged at" that version.
   const fromTree = await readingVersion(from, () => treeOf(repo, from))
   const targetTree = await readingVersion(target, () => treeOf(repo, target))
@@ -138,7 +138,7 @@ export async function readBytesAt(
   virtual: string,
   oid: string,
 ): Promise<Uint8Array | null> {
-  requireEntry(repo, oid)
+  await requireVersion(repo, oid)
   const segments = segmentsOf(toRelative(virtual))
   return readingVersion(oid, async () => {
     const node = await nodeAt(repo.store, await treeOf(repo, oid), segments)
@@ -204,8 +204,8 @@ export async function diffFile(
   from: string,
   to: string,
 ): Promise<FileChange> {
-  requireEntry(repo, from)
-  requireEntry(repo, to)
+  await requireVersion(repo, from)
+  await requireVersion(repo, to)
   const segments = segmentsOf(toRelative(virtual))
   const before = await readingVersion(from, async () =>
     nodeAt(repo.store, await treeOf(repo, from), segments),

@@ -35,6 +35,7 @@ import {
 } from './index-file'
 import { folderAsHead } from './head-match'
 import { createObjectStore, initRepository, writeMainRef, type ObjectStore } from './object-store'
+import { reindexPack } from './objects/index-pack'
 import { removePackLeftovers } from './objects/pack-writer'
 import {
   commitBody,
@@ -172,6 +173,8 @@ interface Findings {
   moveAbandoned: boolean
   /** `main` was a link to another branch (`git symbolic-ref`), made a branch again: its text. */
   unlinked?: string
+  /** How many packs had their lost or damaged index built again from the pack. */
+  packsReindexed?: number
 }
 
 async function openOrRepair(options: OpenRepoOptions): Promise<OpenedRepo> {
@@ -328,6 +331,12 @@ function recoveryReport(
       "The history's pointer to its newest version was missing, damaged or behind; the newest version was found again and the history continues from it.",
     )
   }
+  if (findings.packsReindexed) {
+    const one = findings.packsReindexed === 1
+    repairs.push(
+      `The history's ${one ? 'table of where its versions are stored was' : 'tables of where its versions are stored were'} missing or damaged; ${one ? 'it was' : 'they were'} rebuilt from the stored versions themselves, and nothing was lost.`,
+    )
+  }
   if (findings.treeRebuilt) {
     repairs.push(
       entry
@@ -356,6 +365,7 @@ function recoveryReport(
       findings.treeRebuilt ||
       findings.moveAbandoned ||
       findings.unlinked ||
+      findings.packsReindexed ||
       report.repaired > 0
         ? 'history-repaired'
         : entry?.command === 'outside'
@@ -389,10 +399,30 @@ async function loadState(
     throw new DamagedHistoryError('objects', 'no objects folder')
   }
   removeGitTemps(gitdir, afterCrash)
-  removePackLeftovers(path.join(gitdir, 'objects', 'pack'))
+  const packDir = path.join(gitdir, 'objects', 'pack')
+  const unindexed: string[] = []
+  removePackLeftovers(packDir, 0, Date.now(), unindexed)
   repairLayout(gitdir)
   const store = createObjectStore(gitdir)
   try {
+    // A pack whose index is missing, zeroed or cut short (its objects would all read as
+    // missing, and the history be set aside whole) gets its index built again from the pack;
+    // a pack that is not whole either is kept aside as before (`git index-pack` cannot help).
+    // A missing index is what a kill between a pack write's two renames leaves (its temp
+    // index spoiled): indexing the pack finishes that write, as `finishInstalls` does, and is
+    // not told; a damaged one is.
+    const leftOut = store.db.packsLeftOut()
+    if (unindexed.length > 0 || leftOut.length > 0) {
+      for (const name of [...unindexed, ...leftOut]) {
+        if (await reindexPack(gitdir, name)) {
+          if (leftOut.includes(name)) findings.packsReindexed = (findings.packsReindexed ?? 0) + 1
+          logger?.warn(`History open: the index of ${name} was built again from its pack`)
+        } else if (unindexed.includes(name)) {
+          moveIntoDamaged(gitdir, path.join(packDir, `${name}.pack`), `${name}.pack`)
+        }
+      }
+      store.db.reopen()
+    }
     // Before anything reads an object: the write-ahead log brings back the objects of
     // acknowledged commits whose loose files a power cut lost (a clean close leaves it empty;
     // after a kill it is replayed too, its objects perhaps only in the page cache).

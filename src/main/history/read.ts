@@ -4,6 +4,7 @@
  * the view, so reading the history can never change it.
  */
 import { CairnError } from '../lib/errors'
+import { DamagedHistoryError, readingVersion } from './damage'
 import { IndexDamagedError, IndexReplacedError, type IndexFile } from './index-file'
 import type { ObjectStore } from './object-store'
 import type { IndexEntry } from './side-index'
@@ -76,6 +77,52 @@ export function requireEntry(repo: RepoView, oid: string): IndexEntry {
     throw new CairnError('not-found', 'That version is not in the history.')
   }
   return entry
+}
+
+/**
+ * The commit `oid` for a read of what memory held at it: its side-index entry, or null when
+ * the index lacks it but its commit can still be read (a person's `git reset --hard` moved
+ * `main` back past it: it is in no timeline now, yet what Claude saw there can be shown). A
+ * `not-found` error saying so plainly when even its commit is gone (the history was rewritten
+ * outside Cairn and the version pruned with it); `history-damaged` when it is there but
+ * cannot be read.
+ */
+export async function requireVersion(repo: RepoView, oid: string): Promise<IndexEntry | null> {
+  const entry = repo.entry(oid)
+  if (entry) return entry
+  requireCurrentIndex(repo)
+  if (!OID.test(oid)) throw new CairnError('not-found', 'That version is not in the history.')
+  await readingVersion(oid, async () => {
+    try {
+      await repo.store.readCommit(oid)
+    } catch (error) {
+      if (!(error instanceof DamagedHistoryError)) throw error
+      if (!repo.store.db.has(oid)) {
+        throw new CairnError(
+          'not-found',
+          'That version is no longer in the history: the history was rewritten outside Cairn (a git reset or a rebase, say) and the version was removed with it.',
+        )
+      }
+      // A file's or a folder's id where a version's belongs is no version, not damage.
+      const type = readableAs(repo, oid)
+      if (type !== null && type !== 'commit') {
+        throw new CairnError('not-found', 'That version is not in the history.')
+      }
+      throw error
+    }
+  })
+  return null
+}
+
+const OID = /^[0-9a-f]{40}$/
+
+// The type of the object `oid` when it reads whole; null when it does not.
+function readableAs(repo: RepoView, oid: string): string | null {
+  try {
+    return repo.store.db.read(oid).type
+  } catch {
+    return null
+  }
 }
 
 /** The tree of a commit of this history (empty for "before the first commit"). */

@@ -4,10 +4,17 @@
  */
 import type { MemoryEntry } from '../../shared/types'
 import type { Ancestry } from './ancestry'
-import { readingVersion } from './damage'
+import { DamagedHistoryError, readingVersion } from './damage'
 import type { Lookup, TreeItem } from './lookup'
 import { toVirtual } from './paths'
-import { requireEntry, type RepoView } from './read'
+import { requireVersion, type RepoView } from './read'
+import { diffNodes, treeFromOid } from './tree-state'
+
+/**
+ * Most commits a listing at a commit the side index lacks walks back through their objects to
+ * date its files (one tree diff each) before it gives up and lists the rest undated.
+ */
+const OFF_INDEX_STEPS = 1000
 
 /** Most blob sizes remembered (blobs never change, so a size never goes stale). */
 const SIZE_CACHE = 50_000
@@ -42,7 +49,7 @@ export function createSnapshots(repo: RepoView, lookup: Lookup, ancestry: Ancest
 
   /** Every file and folder of memory after commit `oid`, sorted by path. */
   async function listAt(oid: string): Promise<ReadonlyArray<MemoryEntry>> {
-    requireEntry(repo, oid)
+    const indexed = await requireVersion(repo, oid)
     const blobs: Array<{ path: string; oid: string }> = []
     const dirs: string[] = []
     async function walk(item: TreeItem, relative: string): Promise<void> {
@@ -72,7 +79,8 @@ export function createSnapshots(repo: RepoView, lookup: Lookup, ancestry: Ancest
     const changed = new Map<string, number>()
     const wanted = new Set(files.map((file) => toVirtual(file.path)))
     const index = ancestry.index()
-    let position = ancestry.positionOf(oid)
+    const from = indexed ? oid : await datedOffIndex(oid, wanted, changed)
+    let position = from === null ? -1 : ancestry.positionOf(from)
     while (position >= 0 && wanted.size > 0) {
       for (const file of index.filesAt(position)) {
         if (wanted.delete(file)) changed.set(file, index.timeAt(position))
@@ -106,6 +114,43 @@ export function createSnapshots(repo: RepoView, lookup: Lookup, ancestry: Ancest
       result.push({ path: toVirtual(dir), kind: 'dir', ...total })
     }
     return result.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+  }
+
+  /**
+   * For a commit the side index lacks (a `git reset --hard` moved `main` back past it): its
+   * first parents followed through their objects, each file of `wanted` dated by the commit
+   * time of the newest one that changed it (`changed`, and taken out of `wanted`), down to the
+   * first commit the index has, which is returned (null: none reached). Past
+   * `OFF_INDEX_STEPS` commits, or at one that cannot be read, the walk stops: what it has not
+   * dated is listed with no date (0), as a file no commit is found for.
+   */
+  async function datedOffIndex(
+    oid: string,
+    wanted: Set<string>,
+    changed: Map<string, number>,
+  ): Promise<string | null> {
+    let at: string | null = oid
+    try {
+      for (let steps = 0; at && ancestry.positionOf(at) < 0; steps++) {
+        if (steps >= OFF_INDEX_STEPS || wanted.size === 0) return null
+        const commit = await repo.store.readCommit(at)
+        const parent = commit.parent ? await repo.store.readCommit(commit.parent) : null
+        const deltas = await diffNodes(
+          repo.store,
+          parent ? treeFromOid(parent.tree) : null,
+          treeFromOid(commit.tree),
+        )
+        for (const delta of deltas) {
+          const virtual = toVirtual(delta.path)
+          if (delta.after && wanted.delete(virtual)) changed.set(virtual, commit.timestamp * 1000)
+        }
+        at = commit.parent
+      }
+    } catch (error) {
+      if (error instanceof DamagedHistoryError) return null
+      throw error
+    }
+    return at
   }
 
   return { listAt }

@@ -118,6 +118,8 @@ export class ObjectDatabase {
   // Objects whose packed copy failed its check (bit rot inside a pack, its index intact):
   // writing one again then makes a loose copy, which reads take instead (see `read`).
   private readonly damagedInPack = new Set<string>()
+  // Packs left out because their index or their data is not what git writes (see `openPack`).
+  private readonly leftOut = new Set<string>()
   /**
    * True while object folders maintenance made may not be durable yet (`objects/` not fsynced
    * since): a commit writing into one then fsyncs `objects/` as well, as it does for a folder
@@ -148,6 +150,7 @@ export class ObjectDatabase {
     const listing = idx.join('\n')
     if (listing === this.packListing) return false
     const present = new Set(names)
+    this.leftOut.clear()
     const kept = new Map(this.packList.map((open) => [open.name, open]))
     const next: Array<OpenPack & { mtime: number }> = []
     const opened: OpenPack[] = []
@@ -181,6 +184,24 @@ export class ObjectDatabase {
     next.sort((a, b) => b.mtime - a.mtime)
     this.packList = next.map(({ mtime: _mtime, ...open }) => open)
     return true
+  }
+
+  /**
+   * The packs (`pack-<checksum>`) the last look at the pack folder left out because their
+   * index or their data is not what git writes: a zeroed or cut index, or an index of another
+   * pack. Open builds such an index again from its pack (`reindexPack`), then `reopen`s.
+   */
+  packsLeftOut(): ReadonlyArray<string> {
+    return [...this.leftOut]
+  }
+
+  /** Reads the pack folder again whole, packs left out included (after their repair). */
+  reopen(): void {
+    this.packListing = ''
+    this.leftOut.clear()
+    for (const open of this.packList) closePack(open)
+    this.packList = []
+    this.refresh()
   }
 
   /** Closes and forgets the packs named (before they are deleted: Windows refuses otherwise). */
@@ -654,7 +675,10 @@ export class ObjectDatabase {
       index?.close()
       // A pack that is not one (damaged, or not for this index) is left out; its objects then
       // read as missing. An I/O error is not the pack's fault and is passed on.
-      if (isFormatError(error) || (error as Error).message === MISMATCH) return null
+      if (isFormatError(error) || (error as Error).message === MISMATCH) {
+        this.leftOut.add(name)
+        return null
+      }
       throw error
     }
   }

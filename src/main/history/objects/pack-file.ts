@@ -10,6 +10,7 @@
  *           zlib stream (the object, or its delta)
  */
 import { closeQuietly, disk, OPEN } from '../../lib/disk'
+import { createHash } from 'node:crypto'
 import { inflateSync, constants as zlibConstants } from 'node:zlib'
 import { ByteLru } from './byte-lru'
 import { applyDelta } from './delta'
@@ -245,6 +246,35 @@ export class PackFile {
     }
   }
 
+  /**
+   * The entry at `offset` walked as stored: its type code (a delta's own code, OFS_DELTA or
+   * REF_DELTA) and where it ends (where its zlib stream stops, so where the next entry starts),
+   * its stream inflated once to find that end and to check it gives the size its header
+   * says. For building a lost index again from the pack (`index-pack.ts`), which walks every
+   * entry from the first; nothing else needs an entry's end.
+   */
+  walkEntry(offset: number): { readonly code: number; readonly end: number } {
+    const header = this.header(offset)
+    const { used } = this.inflateCounted(header, true)
+    return { code: header.code, end: header.dataAt + used }
+  }
+
+  /**
+   * The SHA-1 of every byte before the trailer, read in chunks: the pack is whole when it
+   * equals `checksum()` (a torn or damaged pack does not hash to its trailer).
+   */
+  contentHash(): Buffer {
+    const hash = createHash('sha1')
+    const chunk = Buffer.allocUnsafe(1024 * 1024)
+    for (let at = 0; at < this.end;) {
+      const length = Math.min(chunk.length, this.end - at)
+      this.readFully(chunk, length, at)
+      hash.update(chunk.subarray(0, length))
+      at += length
+    }
+    return hash.digest()
+  }
+
   /** The type and size of the entry at `offset` without inflating it (deltas: the delta's size). */
   peek(offset: number): { code: number; size: number } {
     const header = this.header(offset)
@@ -302,6 +332,17 @@ export class PackFile {
 
   /** Inflates the entry's zlib stream, which must produce exactly `size` bytes. */
   private inflate(header: Header): Buffer {
+    return this.inflateCounted(header, false).out
+  }
+
+  /**
+   * `inflate`; with `count`, also how many stored bytes the stream took (`used`, else -1).
+   * Asked only by a walk (zlib's `info` makes an object more for each read).
+   */
+  private inflateCounted(
+    header: Header,
+    count: boolean,
+  ): { readonly out: Buffer; readonly used: number } {
     const available = this.end - header.dataAt
     // Deflate never grows data by more than a few bytes per 16 KiB block (zlib's compressBound).
     let want = Math.min(available, header.size + (header.size >>> 10) + 64)
@@ -311,11 +352,19 @@ export class PackFile {
       try {
         // Output in one buffer of the size announced (plus one byte, so zlib stops there):
         // the default 16 KiB chunks would each stay held by a small object built in them.
-        const out = inflateSync(input, {
-          chunkSize: Math.min(Math.max(64, header.size + 1), 1 << 20),
-        })
+        const chunkSize = Math.min(Math.max(64, header.size + 1), 1 << 20)
+        let out: Buffer
+        let used = -1
+        if (count) {
+          const told = inflateSync(input, { chunkSize, info: true }) as unknown as {
+            readonly buffer: Buffer
+            readonly engine: { readonly bytesWritten: number }
+          }
+          out = told.buffer
+          used = told.engine.bytesWritten
+        } else out = inflateSync(input, { chunkSize })
         if (out.length !== header.size) throw new PackError('object size does not match its header')
-        return out
+        return { out, used }
       } catch (error) {
         const cutShort = (error as { code?: string }).code === 'Z_BUF_ERROR'
         if (!cutShort || want >= available) {

@@ -74,7 +74,7 @@ const LOG_CHUNK = 4096
  * pack of half a million objects as small JavaScript objects would sit on the traced heap and
  * lengthen every garbage collection while the pack is written.
  */
-class EntryLog {
+export class EntryLog {
   private readonly ids: Buffer[] = []
   private readonly offsets: Float64Array[] = []
   private readonly crcs: Uint32Array[] = []
@@ -307,7 +307,7 @@ export class PackWriter {
       this.done = true
       return { name, objects: this.entries.length, bytes: this.offset + 20 }
     }
-    const idx = await this.buildIndex(checksum, pause)
+    const idx = await buildIndex(this.entries, checksum, pause)
     const tempIdx = path.join(this.dir, `tmp_idx_${randomBytes(8).toString('hex')}`)
     const idxFd = disk.openSync(tempIdx, OPEN.WRITE_NEW, 0o444)
     try {
@@ -420,72 +420,77 @@ export class PackWriter {
       done += await disk.write(this.fd, bytes.subarray(done), position + done)
     }
   }
+}
 
-  /** The version 2 index: header, fanout, names, crc32s, offsets, large offsets, checksums. */
-  private async buildIndex(
-    packChecksum: Buffer,
-    pause: () => Promise<void> | undefined,
-  ): Promise<Buffer> {
-    const entries = this.entries
-    const n = entries.length
-    // Entries by first byte (counting sort), then each of those 256 runs sorted by id, with a
-    // pause between runs: no step is proportional to the whole pack.
-    const starts = new Int32Array(257)
-    let large = 0
-    for (let i = 0; i < n; i++) {
-      starts[entries.firstByte(i) + 1]!++
-      if (entries.offset(i) >= LARGE_OFFSET) large++
-      if (i % 1024 === 1023) await pause()
-    }
-    for (let b = 0; b < 256; b++) starts[b + 1]! += starts[b]!
-    const order = new Int32Array(n)
-    const next = starts.slice(0, 256)
-    for (let i = 0; i < n; i++) {
-      order[next[entries.firstByte(i)]!++] = i
-      if (i % 1024 === 1023) await pause()
-    }
-    const byId = (a: number, b: number) => entries.compare(a, b)
-    for (let b = 0; b < 256; b++) {
-      const run = order.subarray(starts[b]!, starts[b + 1]!).sort(byId)
-      for (let k = 1; k < run.length; k++) {
-        if (byId(run[k - 1]!, run[k]!) === 0) throw new Error('object packed twice')
-      }
-      await pause()
-    }
-    const out = Buffer.alloc(8 + 1024 + n * 28 + large * 8 + 40)
-    out.writeUInt32BE(0xff744f63, 0)
-    out.writeUInt32BE(2, 4)
-    for (let b = 0; b < 256; b++) out.writeUInt32BE(starts[b + 1]!, 8 + b * 4)
-    const namesAt = 8 + 1024
-    const crcAt = namesAt + n * 20
-    const offsetsAt = crcAt + n * 4
-    const largeAt = offsetsAt + n * 4
-    let nextLarge = 0
-    for (let k = 0; k < n; k++) {
-      const i = order[k]!
-      if (k % 1024 === 1023) await pause()
-      entries.copyId(i, out, namesAt + k * 20)
-      out.writeUInt32BE(entries.crc(i) >>> 0, crcAt + k * 4)
-      const offset = entries.offset(i)
-      if (offset < LARGE_OFFSET) {
-        out.writeUInt32BE(offset, offsetsAt + k * 4)
-      } else {
-        out.writeUInt32BE((LARGE_OFFSET | nextLarge) >>> 0, offsetsAt + k * 4)
-        out.writeUInt32BE(Math.floor(offset / 2 ** 32), largeAt + nextLarge * 8)
-        out.writeUInt32BE(offset >>> 0, largeAt + nextLarge * 8 + 4)
-        nextLarge++
-      }
-    }
-    const tail = largeAt + large * 8
-    packChecksum.copy(out, tail)
-    const hash = createHash('sha1')
-    for (let at = 0; at < tail + 20; at += BUFFER_BYTES) {
-      hash.update(out.subarray(at, Math.min(tail + 20, at + BUFFER_BYTES)))
-      await pause()
-    }
-    hash.digest().copy(out, tail + 20)
-    return out
+/**
+ * The version 2 index of the pack whose entries are `entries` (in any order) and whose checksum
+ * is `packChecksum`: header, fanout, names, crc32s, offsets, large offsets, checksums. A pack
+ * writer's own, and a lost index built again from its pack (`index-pack.ts`). `pause` lets
+ * commands run between steps.
+ */
+export async function buildIndex(
+  entries: EntryLog,
+  packChecksum: Buffer,
+  pause: () => Promise<void> | undefined,
+): Promise<Buffer> {
+  const n = entries.length
+  // Entries by first byte (counting sort), then each of those 256 runs sorted by id, with a
+  // pause between runs: no step is proportional to the whole pack.
+  const starts = new Int32Array(257)
+  let large = 0
+  for (let i = 0; i < n; i++) {
+    starts[entries.firstByte(i) + 1]!++
+    if (entries.offset(i) >= LARGE_OFFSET) large++
+    if (i % 1024 === 1023) await pause()
   }
+  for (let b = 0; b < 256; b++) starts[b + 1]! += starts[b]!
+  const order = new Int32Array(n)
+  const next = starts.slice(0, 256)
+  for (let i = 0; i < n; i++) {
+    order[next[entries.firstByte(i)]!++] = i
+    if (i % 1024 === 1023) await pause()
+  }
+  const byId = (a: number, b: number) => entries.compare(a, b)
+  for (let b = 0; b < 256; b++) {
+    const run = order.subarray(starts[b]!, starts[b + 1]!).sort(byId)
+    for (let k = 1; k < run.length; k++) {
+      if (byId(run[k - 1]!, run[k]!) === 0) throw new Error('object packed twice')
+    }
+    await pause()
+  }
+  const out = Buffer.alloc(8 + 1024 + n * 28 + large * 8 + 40)
+  out.writeUInt32BE(0xff744f63, 0)
+  out.writeUInt32BE(2, 4)
+  for (let b = 0; b < 256; b++) out.writeUInt32BE(starts[b + 1]!, 8 + b * 4)
+  const namesAt = 8 + 1024
+  const crcAt = namesAt + n * 20
+  const offsetsAt = crcAt + n * 4
+  const largeAt = offsetsAt + n * 4
+  let nextLarge = 0
+  for (let k = 0; k < n; k++) {
+    const i = order[k]!
+    if (k % 1024 === 1023) await pause()
+    entries.copyId(i, out, namesAt + k * 20)
+    out.writeUInt32BE(entries.crc(i) >>> 0, crcAt + k * 4)
+    const offset = entries.offset(i)
+    if (offset < LARGE_OFFSET) {
+      out.writeUInt32BE(offset, offsetsAt + k * 4)
+    } else {
+      out.writeUInt32BE((LARGE_OFFSET | nextLarge) >>> 0, offsetsAt + k * 4)
+      out.writeUInt32BE(Math.floor(offset / 2 ** 32), largeAt + nextLarge * 8)
+      out.writeUInt32BE(offset >>> 0, largeAt + nextLarge * 8 + 4)
+      nextLarge++
+    }
+  }
+  const tail = largeAt + large * 8
+  packChecksum.copy(out, tail)
+  const hash = createHash('sha1')
+  for (let at = 0; at < tail + 20; at += BUFFER_BYTES) {
+    hash.update(out.subarray(at, Math.min(tail + 20, at + BUFFER_BYTES)))
+    await pause()
+  }
+  hash.digest().copy(out, tail + 20)
+  return out
 }
 
 /** The header of an entry stored whole, not as a delta: its kind and size (a bundle's pack). */
@@ -666,9 +671,17 @@ export async function removePack(
  * mark goes (the pack is whole, and the next full pass folds it again). A pack marked as
  * dropped (`DROPPED`: a refused fetch's, which nothing kept reaches) goes whole, its index
  * too, wherever the kill came. `olderThanMs` spares
- * files another writer may still be busy with. Returns the names cleared.
+ * files another writer may still be busy with. Given `unindexed`, a `.pack` without its `.idx`
+ * stays where it is and its name (`pack-<checksum>`) is put there instead: open builds its
+ * index again from it (`reindexPack`), and keeps it aside only when that cannot be done.
+ * Returns the names cleared.
  */
-export function removePackLeftovers(dir: string, olderThanMs = 0, now = Date.now()): string[] {
+export function removePackLeftovers(
+  dir: string,
+  olderThanMs = 0,
+  now = Date.now(),
+  unindexed?: string[],
+): string[] {
   // Never through a link at objects/pack: what looks left over there may be another
   // repository's gc under way (rhist33: its temp and unindexed packs were deleted).
   let names = listOwnFolderNames(dir)
@@ -703,7 +716,10 @@ export function removePackLeftovers(dir: string, olderThanMs = 0, now = Date.now
       if (olderThanMs > 0 && now - disk.statSync(file).mtimeMs < olderThanMs) continue
       // The mark goes last, after the files it speaks for (names are listed in no set order).
       if (leftOfFold && isMark(name)) continue
-      if (orphan && !leftOfFold) {
+      if (orphan && !leftOfFold && unindexed && match[2] === 'pack') {
+        unindexed.push(match[1] as string)
+        continue
+      } else if (orphan && !leftOfFold) {
         moveIntoDamaged(path.join(dir, '..', '..'), file, name)
       } else {
         removeFile(file)

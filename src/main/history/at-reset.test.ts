@@ -1,0 +1,129 @@
+import { execFileSync } from 'node:child_process'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { CairnError } from '../lib/errors'
+import { createRecordingLogger } from '../lib/logger'
+import { openVersionedMemory, type VersionedMemory } from './index'
+import { CLAUDE, gitAsAnn, gitCli, tempDataDir } from './test-helpers'
+
+// "What Claude saw" at a reply reads the commit the reply recorded. After a person's
+// `git reset --hard` moved `main` back past it, the side index no longer lists that commit,
+// and every read of it said "That version is not in the history." though git still had it
+// whole. It is now read from its objects (its files dated along its first parents); only when
+// the objects are truly gone (reflog expired, `git gc --prune=now`) does the read say, plainly,
+// that the history was rewritten outside Cairn.
+
+let dir: string
+let cleanup: () => Promise<void>
+let memory: VersionedMemory | null = null
+beforeEach(async () => ({ dir, cleanup } = await tempDataDir()))
+afterEach(async () => {
+  await memory?.close()
+  memory = null
+  await cleanup()
+})
+
+/**
+ * Three commits: notes.md made, plan.md made, notes.md edited (the reply's commit); Cairn left
+ * open, as it is when a person works on its history with git beside it.
+ */
+async function seed(): Promise<{
+  m: VersionedMemory
+  first: string
+  second: string
+  reply: string
+}> {
+  let time = 1_700_000_000_000
+  const m = (memory = await openVersionedMemory({
+    dataDir: dir,
+    watch: false,
+    now: () => (time += 60_000),
+    logger: createRecordingLogger(),
+  }))
+  const first = await run(m, { command: 'create', path: '/memories/notes.md', file_text: 'one\n' })
+  const second = await run(m, {
+    command: 'create',
+    path: '/memories/dir/plan.md',
+    file_text: 'p\n',
+  })
+  const reply = await run(m, {
+    command: 'str_replace',
+    path: '/memories/notes.md',
+    old_str: 'one',
+    new_str: 'one, then two',
+  })
+  return { m, first, second, reply }
+}
+
+async function run(m: VersionedMemory, input: Record<string, unknown>): Promise<string> {
+  const result = await m.execute(input, CLAUDE)
+  expect(result.isError, String(result.content)).toBe(false)
+  return result.commit!.oid
+}
+
+/** The person goes back to `to`, as git does it (git's own index read first). */
+function resetHard(to: string): void {
+  gitCli(dir, 'read-tree', 'main')
+  gitAsAnn(dir, 'reset', '-q', '--hard', to)
+}
+
+const committedAt = (oid: string) => Number(gitCli(dir, 'log', '-1', '--format=%ct', oid)) * 1000
+
+describe('what Claude saw at a reply whose commit a reset --hard left behind', () => {
+  it('is read from the commit objects, its files dated along its first parents', async () => {
+    const { m, first, second, reply } = await seed()
+    resetHard(first)
+    // The next change takes the reset (outside-move.ts): the side index follows `main` back.
+    await run(m, { command: 'create', path: '/memories/later.md', file_text: 'l\n' })
+    const log = await m.log({ offset: 0, limit: 10 })
+    expect(log.entries.map((entry) => entry.oid)).not.toContain(reply)
+    const atFirst = await m.listAt(first)
+
+    const listed = await m.listAt(reply)
+    expect(listed.map((entry) => [entry.path, entry.kind, entry.size])).toEqual([
+      ['/memories/dir', 'dir', 2],
+      ['/memories/dir/plan.md', 'file', 2],
+      ['/memories/notes.md', 'file', 'one, then two\n'.length],
+    ])
+    const dated = new Map(listed.map((entry) => [entry.path, entry.modifiedAt]))
+    expect(dated.get('/memories/notes.md')).toBe(committedAt(reply))
+    expect(dated.get('/memories/dir/plan.md')).toBe(committedAt(second))
+    expect(dated.get('/memories/dir')).toBe(committedAt(second))
+    expect(atFirst.find((entry) => entry.path === '/memories/notes.md')?.modifiedAt).toBe(
+      committedAt(first),
+    )
+
+    expect(await m.readAt('/memories/notes.md', reply)).toBe(
+      gitCli(dir, 'show', `${reply}:notes.md`),
+    )
+    const compared = await m.compare(reply)
+    expect(compared.changes.map((change) => [change.path, change.status])).toEqual([
+      ['/memories/dir/plan.md', 'deleted'],
+      ['/memories/later.md', 'added'],
+      ['/memories/notes.md', 'modified'],
+    ])
+  }, 60_000)
+
+  it('says plainly that the history was rewritten outside Cairn once the version is gone', async () => {
+    const { m, first, reply } = await seed()
+    resetHard(first)
+    await run(m, { command: 'create', path: '/memories/later.md', file_text: 'l\n' })
+    const git = (...args: string[]) =>
+      execFileSync('git', ['--git-dir', path.join(dir, 'history.git'), ...args], {
+        env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: dir },
+        stdio: 'ignore',
+      })
+    git('reflog', 'expire', '--expire=now', '--all')
+    git('gc', '--quiet', '--prune=now')
+    expect(() => gitCli(dir, 'cat-file', '-e', reply)).toThrow()
+    for (const read of [() => m.listAt(reply), () => m.readAt('/memories/notes.md', reply)]) {
+      const error = await read().catch((caught: unknown) => caught)
+      expect(error).toBeInstanceOf(CairnError)
+      expect(error).toMatchObject({ code: 'not-found' })
+      expect((error as Error).message).toMatch(/rewritten outside Cairn/)
+      expect((error as Error).message).not.toContain(dir)
+    }
+    // A version the history still has reads as ever.
+    expect(await m.readAt('/memories/notes.md', first)).toBe('one\n')
+  }, 60_000)
+})

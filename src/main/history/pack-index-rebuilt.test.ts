@@ -1,0 +1,180 @@
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createRecordingLogger } from '../lib/logger'
+import { openVersionedMemory } from './index'
+import { indexFromPack } from './objects/index-pack'
+import {
+  CLAUDE,
+  gitCli,
+  headFiles,
+  folderFiles,
+  leftoverTempFiles,
+  tempDataDir,
+} from './test-helpers'
+
+// After a person's `git gc`, a pack's `.idx` zeroed, cut short or lost left every object of
+// the pack reading as missing, and open set the whole history aside (a fresh one started from
+// the files). The index is now built again from the pack itself: the history kept, every
+// version readable, the damaged index kept in cairn-damaged/, git's own checks clean.
+
+let dir: string
+let cleanup: () => Promise<void>
+beforeEach(async () => ({ dir, cleanup } = await tempDataDir()))
+afterEach(() => cleanup())
+
+const gitdir = () => path.join(dir, 'history.git')
+const packDir = () => path.join(gitdir(), 'objects', 'pack')
+
+/** A history of some versions of files that git packs as deltas of each other. */
+async function seed(): Promise<void> {
+  let time = 1_700_000_000_000
+  const memory = await openVersionedMemory({
+    dataDir: dir,
+    watch: false,
+    now: () => (time += 1000),
+    logger: createRecordingLogger(),
+  })
+  const run = async (input: Record<string, unknown>) => {
+    const result = await memory.execute(input, CLAUDE)
+    expect(result.isError, String(result.content)).toBe(false)
+  }
+  const body = Array.from({ length: 60 }, (_, i) => `line ${i}: some notes worth keeping`)
+  await run({ command: 'create', path: '/memories/notes.md', file_text: body.join('\n') })
+  for (let i = 0; i < 6; i++) {
+    await run({
+      command: 'str_replace',
+      path: '/memories/notes.md',
+      old_str: `line ${i * 7}:`,
+      new_str: `line ${i * 7} (edited):`,
+    })
+  }
+  await run({ command: 'create', path: '/memories/dir/a.md', file_text: 'a\n' })
+  await run({ command: 'create', path: '/memories/old.md', file_text: 'only in the past\n' })
+  await run({ command: 'delete', path: '/memories/old.md' })
+  await memory.close()
+}
+
+/** The one pack `git gc` left, and its index's bytes as git wrote them. */
+function gc(...config: string[]): { name: string; idx: string; original: Buffer } {
+  gitCli(dir, ...config, 'gc', '--quiet', '--prune=now')
+  const file = fs.readdirSync(packDir()).find((n) => n.endsWith('.idx'))!
+  const idx = path.join(packDir(), file)
+  return { name: file.slice(0, -4), idx, original: fs.readFileSync(idx) }
+}
+
+function git(...args: string[]): { status: number | null; out: string } {
+  const run = spawnSync('git', ['--git-dir', gitdir(), ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, HOME: dir },
+  })
+  return { status: run.status, out: run.stdout + run.stderr }
+}
+
+const DAMAGES: ReadonlyArray<{
+  readonly name: string
+  readonly damage: (idx: string) => void
+  /** Told as a repair: a missing index is what a kill between a pack's renames leaves. */
+  readonly keptAside: boolean
+}> = [
+  {
+    name: 'zeroed',
+    damage: (idx) => fs.writeFileSync(idx, Buffer.alloc(fs.statSync(idx).size)),
+    keptAside: true,
+  },
+  {
+    name: 'cut short',
+    damage: (idx) => fs.truncateSync(idx, Math.floor(fs.statSync(idx).size / 2)),
+    keptAside: true,
+  },
+  { name: 'missing', damage: (idx) => fs.rmSync(idx), keptAside: false },
+]
+
+describe('a pack index lost or damaged after git gc', () => {
+  for (const { name, damage, keptAside } of DAMAGES) {
+    it(`is built again from its pack when ${name}: the history kept, git's checks clean`, async () => {
+      await seed()
+      const commits = gitCli(dir, 'rev-list', 'main').trim().split('\n')
+      const before = await folderFiles(dir)
+      const pack = gc()
+      expect(git('count-objects', '-v').out).toMatch(/^count: 0$/m)
+      fs.chmodSync(pack.idx, 0o644)
+      damage(pack.idx)
+
+      const memory = await openVersionedMemory({
+        dataDir: dir,
+        watch: false,
+        logger: createRecordingLogger(),
+      })
+      try {
+        // Not set aside: the same history, every commit of it, every version readable.
+        expect(fs.readdirSync(dir).filter((n) => n.startsWith('history.git.'))).toEqual([])
+        if (keptAside) {
+          expect(memory.recovery?.kind).toBe('history-repaired')
+          expect(memory.recovery?.message).toMatch(/rebuilt from the stored versions/)
+          expect(memory.recovery?.message).not.toContain(dir)
+        } else expect(memory.recovery).toBeNull()
+        const log = await memory.log({ offset: 0, limit: 100 })
+        expect(log.entries.map((entry) => entry.oid)).toEqual(commits)
+        for (const oid of commits) {
+          const listed = gitCli(dir, 'ls-tree', '-r', '--name-only', oid).trim().split('\n')
+          for (const file of listed.filter(Boolean)) {
+            expect(await memory.readAt(`/memories/${file}`, oid)).toBe(
+              gitCli(dir, 'show', `${oid}:${file}`),
+            )
+          }
+        }
+        const next = await memory.execute(
+          { command: 'create', path: '/memories/after.md', file_text: 'after\n' },
+          CLAUDE,
+        )
+        expect(next.isError, String(next.content)).toBe(false)
+      } finally {
+        await memory.close()
+      }
+      // The index as git wrote it, byte for byte; the damaged one kept, never deleted.
+      expect(fs.readFileSync(pack.idx).equals(pack.original)).toBe(true)
+      const damaged = path.join(gitdir(), 'cairn-damaged')
+      const kept = fs.existsSync(damaged) ? fs.readdirSync(damaged) : []
+      expect(kept).toEqual(keptAside ? [`${pack.name}.idx`] : [])
+      expect(headFiles(dir)).toEqual(await folderFiles(dir))
+      expect([...(await folderFiles(dir)).keys()]).toEqual([...before.keys(), 'after.md'].sort())
+      expect(leftoverTempFiles(dir)).toEqual([])
+      const verify = git('verify-pack', pack.idx)
+      expect(verify.out).toBe('')
+      expect(verify.status).toBe(0)
+      const fsck = git('fsck', '--strict', '--no-dangling')
+      expect(fsck.out).toBe('')
+      expect(fsck.status).toBe(0)
+    }, 120_000)
+  }
+
+  it('resolves REF_DELTA entries (a pack written without offset deltas)', async () => {
+    await seed()
+    const pack = gc('-c', 'repack.useDeltaBaseOffset=false')
+    const listing = git('verify-pack', '-v', pack.idx).out
+    // Deltas there are: each against its base by name.
+    expect(listing).toMatch(/ blob +\d+ \d+ \d+ \d+ [0-9a-f]{40}/)
+    expect((await indexFromPack(pack.idx.replace(/\.idx$/, '.pack'))).equals(pack.original)).toBe(
+      true,
+    )
+  }, 60_000)
+
+  it('keeps a pack that is not whole aside, as before (nothing can index it)', async () => {
+    await seed()
+    const pack = gc()
+    const packFile = pack.idx.replace(/\.idx$/, '.pack')
+    fs.chmodSync(packFile, 0o644)
+    fs.truncateSync(packFile, fs.statSync(packFile).size - 30)
+    fs.rmSync(pack.idx)
+    await expect(indexFromPack(packFile)).rejects.toThrow(/checksum|cut short/)
+    const memory = await openVersionedMemory({
+      dataDir: dir,
+      watch: false,
+      logger: createRecordingLogger(),
+    })
+    await memory.close()
+    expect(fs.readdirSync(dir).filter((n) => n.startsWith('history.git.'))).toHaveLength(1)
+  }, 60_000)
+})
