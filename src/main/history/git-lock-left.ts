@@ -37,8 +37,9 @@ export function gitLockLeft(lockFile: string, dataDir: string): boolean {
 /**
  * A note beside git's `index.lock` while Cairn holds it (`history.git/cairn-index-lock`): git's
  * lock holds the new index's bytes, so it cannot name its writer itself. One line, as
- * `main.lock`'s own (main-lock.ts), with the lock's file: `cairn-index-lock {"pid":…,"since":…,
- * "host":…,"boot":…,"started":…,"pidns":…,"machine":…,"lock":"<device>:<inode>"}`. Written once
+ * `main.lock`'s own (main-lock.ts), with the lock's file and its birth time: `cairn-index-lock
+ * {"pid":…,"since":…,"host":…,"boot":…,"started":…,"pidns":…,"machine":…,"lock":"<device>:<inode>",
+ * "born":<ms>}`. Written once
  * the lock is made, removed once it is renamed or removed; a kill between leaves both.
  */
 export const INDEX_LOCK_NOTE = 'cairn-index-lock'
@@ -47,8 +48,8 @@ const INDEX_NOTE_PREFIX = `${INDEX_LOCK_NOTE} `
 /** Notes that this process holds `index.lock`, made as `fd` (best effort: unnoted, it is git's). */
 export function noteIndexLock(gitdir: string, fd: number): void {
   try {
-    const { dev, ino } = disk.fstatSync(fd)
-    const note = holderNote(INDEX_NOTE_PREFIX, { lock: `${dev}:${ino}` })
+    const { dev, ino, birthtimeMs } = disk.fstatSync(fd)
+    const note = holderNote(INDEX_NOTE_PREFIX, { lock: `${dev}:${ino}`, born: birthtimeMs })
     writeOwnFile(path.join(gitdir, INDEX_LOCK_NOTE), note)
   } catch {
     // A lock without its note is taken for git's: it stays until removed by hand, as before.
@@ -62,7 +63,7 @@ export function forgetIndexLock(gitdir: string): void {
 
 /**
  * True when `lockFile`, git's `index.lock` in `gitdir`, is Cairn's own (the note names its very
- * file, made no later than the note: a git's lock made after a kill may reuse the inode) and its
+ * file, born when the note says: a git's lock made after a kill may reuse the inode) and its
  * holder is gone for sure: a process of this machine, boot and process namespace that no longer
  * runs, or an earlier boot's (lib/lock-holder.ts). Its age does not matter. A holder in another
  * namespace (a Flatpak or container Cairn beside this one) or of another machine is never gone
@@ -79,13 +80,14 @@ export function ownIndexLockLeft(gitdir: string, lockFile: string): boolean {
     return false
   }
   const holder = readHolderNote(text, INDEX_NOTE_PREFIX)
-  const lock = (holder as { lock?: unknown } | null)?.lock
-  if (holder === null || typeof lock !== 'string') return false
+  const { lock, born } = (holder ?? {}) as { lock?: unknown; born?: unknown }
+  if (holder === null || typeof lock !== 'string' || typeof born !== 'number') return false
   const stats = disk.lstatIfThere(lockFile)
   if (!stats?.isFile() || lock !== `${stats.dev}:${stats.ino}`) return false
-  // Made no later than the note was written (a git's lock made since has a later birth time).
-  const since = Date.parse(holder.since)
-  if (!(stats.birthtimeMs > 0) || !(Math.floor(stats.birthtimeMs) <= since)) return false
+  // Born when the note says Cairn's lock was: a git's lock made since on the same inode (reused
+  // at once on ext4) is born later. Compared with the note's time instead, a clock set back after
+  // the kill (an NTP step, a clock kept in local time) made git's live lock look Cairn's.
+  if (!(stats.birthtimeMs > 0) || stats.birthtimeMs !== born) return false
   return noteHolderGone(holder, lockFile)
 }
 
