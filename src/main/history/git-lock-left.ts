@@ -17,7 +17,15 @@
  * cannot be compared with Cairn's: it is taken as one that may hold the lock.
  */
 import path from 'node:path'
-import { disk, readPlainFileOrNull, unlinkQuietly, writeOwnFile } from '../lib/disk'
+import {
+  closeQuietly,
+  disk,
+  isCode,
+  OPEN,
+  readPlainFileOrNull,
+  unlinkQuietly,
+  writeOwnFile,
+} from '../lib/disk'
 import { readProc } from '../lib/lock-holder'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { holderNote, noteHolderGone, readHolderNote, STALE_GIT_LOCK_MS } from './main-lock'
@@ -45,8 +53,47 @@ export function gitLockLeft(lockFile: string, dataDir: string): boolean {
 export const INDEX_LOCK_NOTE = 'cairn-index-lock'
 const INDEX_NOTE_PREFIX = `${INDEX_LOCK_NOTE} `
 
+// Where `takeIndexLock` makes the lock's file before it is the lock.
+const INDEX_LOCK_MADE = 'cairn-index-lock-new'
+
+/**
+ * Creates git's `index.lock` in `gitdir` exclusively, noted, and returns it open for writing;
+ * throws EEXIST when a lock is there. Made and noted under a name of Cairn's own first, then
+ * linked as the lock (a link fails where the lock exists, as `O_EXCL` does), so a kill at any
+ * moment leaves no lock or a noted one: made in place and noted after, a kill between the two
+ * (tens of microseconds, hit by a kill loop racing `git add`) left a lock taken for git's, which
+ * in Flatpak or a container stayed until removed by hand. Where the file system refuses hard
+ * links, made in place and noted after, as before.
+ */
+export function takeIndexLock(gitdir: string, lockFile: string): number {
+  // A lock there keeps its note: it may be a killed Cairn's, which the caller looks at next.
+  if (disk.lstatIfThere(lockFile)) throw Object.assign(new Error('the lock exists'), EXISTS)
+  const made = path.join(gitdir, INDEX_LOCK_MADE)
+  // A kill's left-over (only one Cairn writes a data folder's history).
+  unlinkQuietly(made)
+  const fd = disk.openSync(made, OPEN.WRITE_NEW | OPEN.NOFOLLOW, 0o644)
+  try {
+    noteIndexLock(gitdir, fd)
+    disk.linkSync(made, lockFile)
+    return fd
+  } catch (error) {
+    closeQuietly(fd)
+    // The note names a file that is not the lock (gone in a moment): never left naming it.
+    forgetIndexLock(gitdir)
+    if (isCode(error, 'EEXIST')) throw error
+  } finally {
+    unlinkQuietly(made)
+  }
+  // No hard links here (FAT, exFAT, some network folders): made in place, noted after.
+  const direct = disk.openSync(lockFile, OPEN.WRITE_NEW | OPEN.NOFOLLOW, 0o644)
+  noteIndexLock(gitdir, direct)
+  return direct
+}
+
+const EXISTS = { code: 'EEXIST' }
+
 /** Notes that this process holds `index.lock`, made as `fd` (best effort: unnoted, it is git's). */
-export function noteIndexLock(gitdir: string, fd: number): void {
+function noteIndexLock(gitdir: string, fd: number): void {
   try {
     const { dev, ino, birthtimeMs } = disk.fstatSync(fd)
     const note = holderNote(INDEX_NOTE_PREFIX, { lock: `${dev}:${ino}`, born: birthtimeMs })

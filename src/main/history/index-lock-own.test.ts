@@ -168,6 +168,44 @@ describe("Cairn's own index.lock left by a kill", () => {
     expect(() => git('read-tree', '--empty')).toThrow(/index\.lock': File exists/)
   }, 120_000)
 
+  // rcode33: the lock was made in place and noted after, so a kill between the two (hit by a kill
+  // loop racing `git add`) left a lock taken for git's, kept for a minute here and for good in
+  // Flatpak or a container. The holder stops (and is killed) as it writes the note.
+  it('a kill as the note is written leaves no lock, or one the next write takes back', async () => {
+    const noting = path.join(dir, 'noting')
+    writeFileSync(
+      path.join(dir, 'noter.mts'),
+      `
+import { writeFileSync } from 'node:fs'
+import { nodeDisk, setDisk } from ${here('lib/disk.ts')}
+import { writeGitIndex } from ${here('history/git-index.ts')}
+const [gitdir, noting] = process.argv.slice(2)
+setDisk({
+  ...nodeDisk,
+  openSync: (file, ...rest) => {
+    if (String(file).endsWith(${JSON.stringify(INDEX_LOCK_NOTE)})) {
+      writeFileSync(noting, String(process.pid))
+      // Stopped here until the kill.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0)
+    }
+    return nodeDisk.openSync(file, ...rest)
+  },
+})
+await writeGitIndex(gitdir, ${JSON.stringify(prepared)})
+`,
+    )
+    const child = spawn(node, ['--import', 'tsx', path.join(dir, 'noter.mts'), gitdir, noting], {
+      stdio: 'inherit',
+    })
+    children.push(child)
+    await vi.waitFor(() => expect(existsSync(noting)).toBe(true), { timeout: 30_000, interval: 20 })
+    await kill(child)
+    // Seconds old, well inside the minute a git's lock is given.
+    expect(await writeGitIndex(gitdir, prepared)).toBe('written')
+    expect(existsSync(lock)).toBe(false)
+    git('read-tree', '--empty')
+  }, 60_000)
+
   // rcode33: the note's lock was told from a git's lock on the same inode by its birth time
   // against the note's time, so a clock set back after the kill (an NTP step, a clock kept in
   // local time corrected) made a live git's lock look Cairn's own, and it was removed under git.
