@@ -26,7 +26,6 @@ import path from 'node:path'
 import {
   disk,
   isCode,
-  OPEN,
   readPlainFile,
   readPlainFileOrNull,
   unlinkQuietly,
@@ -35,7 +34,7 @@ import {
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { hashObject } from './objects/object-database'
 import type { ObjectStore } from './object-store'
-import { forgetIndexLock, gitLockLeft, noteIndexLock, ownIndexLockLeft } from './git-lock-left'
+import { forgetIndexLock, gitLockLeft, ownIndexLockLeft, takeIndexLock } from './git-lock-left'
 import type { StatCache } from './stat-cache'
 import { childrenOf, treeFromOid, type Node } from './tree-state'
 import { timeSlices, type Breather } from '../lib/time-slices'
@@ -507,7 +506,7 @@ export async function writeGitIndex(
   let fd = -1
   for (let tries = 0; fd < 0; tries++) {
     try {
-      fd = disk.openSync(lockFile, OPEN.WRITE_NEW | OPEN.NOFOLLOW, 0o644)
+      fd = takeIndexLock(gitdir, lockFile)
     } catch (error) {
       if (!isCode(error, 'EEXIST')) throw error
       // A running git's (or one that cannot be told from it) is never removed nor waited on.
@@ -521,7 +520,6 @@ export async function writeGitIndex(
       removedLeftLock?.()
     }
   }
-  noteIndexLock(gitdir, fd)
   let renamed = false
   try {
     const now = readIndex(indexFile)

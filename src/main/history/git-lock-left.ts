@@ -17,7 +17,15 @@
  * cannot be compared with Cairn's: it is taken as one that may hold the lock.
  */
 import path from 'node:path'
-import { disk, readPlainFileOrNull, unlinkQuietly, writeOwnFile } from '../lib/disk'
+import {
+  closeQuietly,
+  disk,
+  isCode,
+  OPEN,
+  readPlainFileOrNull,
+  unlinkQuietly,
+  writeOwnFile,
+} from '../lib/disk'
 import { readProc } from '../lib/lock-holder'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { holderNote, noteHolderGone, readHolderNote, STALE_GIT_LOCK_MS } from './main-lock'
@@ -37,18 +45,58 @@ export function gitLockLeft(lockFile: string, dataDir: string): boolean {
 /**
  * A note beside git's `index.lock` while Cairn holds it (`history.git/cairn-index-lock`): git's
  * lock holds the new index's bytes, so it cannot name its writer itself. One line, as
- * `main.lock`'s own (main-lock.ts), with the lock's file: `cairn-index-lock {"pid":…,"since":…,
- * "host":…,"boot":…,"started":…,"pidns":…,"machine":…,"lock":"<device>:<inode>"}`. Written once
+ * `main.lock`'s own (main-lock.ts), with the lock's file and its birth time: `cairn-index-lock
+ * {"pid":…,"since":…,"host":…,"boot":…,"started":…,"pidns":…,"machine":…,"lock":"<device>:<inode>",
+ * "born":<ms>}`. Written once
  * the lock is made, removed once it is renamed or removed; a kill between leaves both.
  */
 export const INDEX_LOCK_NOTE = 'cairn-index-lock'
 const INDEX_NOTE_PREFIX = `${INDEX_LOCK_NOTE} `
 
-/** Notes that this process holds `index.lock`, made as `fd` (best effort: unnoted, it is git's). */
-export function noteIndexLock(gitdir: string, fd: number): void {
+// Where `takeIndexLock` makes the lock's file before it is the lock.
+const INDEX_LOCK_MADE = 'cairn-index-lock-new'
+
+/**
+ * Creates git's `index.lock` in `gitdir` exclusively, noted, and returns it open for writing;
+ * throws EEXIST when a lock is there. Made and noted under a name of Cairn's own first, then
+ * linked as the lock (a link fails where the lock exists, as `O_EXCL` does), so a kill at any
+ * moment leaves no lock or a noted one: made in place and noted after, a kill between the two
+ * (tens of microseconds, hit by a kill loop racing `git add`) left a lock taken for git's, which
+ * in Flatpak or a container stayed until removed by hand. Where the file system refuses hard
+ * links, made in place and noted after, as before.
+ */
+export function takeIndexLock(gitdir: string, lockFile: string): number {
+  // A lock there keeps its note: it may be a killed Cairn's, which the caller looks at next.
+  if (disk.lstatIfThere(lockFile)) throw Object.assign(new Error('the lock exists'), EXISTS)
+  const made = path.join(gitdir, INDEX_LOCK_MADE)
+  // A kill's left-over (only one Cairn writes a data folder's history).
+  unlinkQuietly(made)
+  const fd = disk.openSync(made, OPEN.WRITE_NEW | OPEN.NOFOLLOW, 0o644)
   try {
-    const { dev, ino } = disk.fstatSync(fd)
-    const note = holderNote(INDEX_NOTE_PREFIX, { lock: `${dev}:${ino}` })
+    noteIndexLock(gitdir, fd)
+    disk.linkSync(made, lockFile)
+    return fd
+  } catch (error) {
+    closeQuietly(fd)
+    // The note names a file that is not the lock (gone in a moment): never left naming it.
+    forgetIndexLock(gitdir)
+    if (isCode(error, 'EEXIST')) throw error
+  } finally {
+    unlinkQuietly(made)
+  }
+  // No hard links here (FAT, exFAT, some network folders): made in place, noted after.
+  const direct = disk.openSync(lockFile, OPEN.WRITE_NEW | OPEN.NOFOLLOW, 0o644)
+  noteIndexLock(gitdir, direct)
+  return direct
+}
+
+const EXISTS = { code: 'EEXIST' }
+
+/** Notes that this process holds `index.lock`, made as `fd` (best effort: unnoted, it is git's). */
+function noteIndexLock(gitdir: string, fd: number): void {
+  try {
+    const { dev, ino, birthtimeMs } = disk.fstatSync(fd)
+    const note = holderNote(INDEX_NOTE_PREFIX, { lock: `${dev}:${ino}`, born: birthtimeMs })
     writeOwnFile(path.join(gitdir, INDEX_LOCK_NOTE), note)
   } catch {
     // A lock without its note is taken for git's: it stays until removed by hand, as before.
@@ -62,7 +110,7 @@ export function forgetIndexLock(gitdir: string): void {
 
 /**
  * True when `lockFile`, git's `index.lock` in `gitdir`, is Cairn's own (the note names its very
- * file, made no later than the note: a git's lock made after a kill may reuse the inode) and its
+ * file, born when the note says: a git's lock made after a kill may reuse the inode) and its
  * holder is gone for sure: a process of this machine, boot and process namespace that no longer
  * runs, or an earlier boot's (lib/lock-holder.ts). Its age does not matter. A holder in another
  * namespace (a Flatpak or container Cairn beside this one) or of another machine is never gone
@@ -79,13 +127,14 @@ export function ownIndexLockLeft(gitdir: string, lockFile: string): boolean {
     return false
   }
   const holder = readHolderNote(text, INDEX_NOTE_PREFIX)
-  const lock = (holder as { lock?: unknown } | null)?.lock
-  if (holder === null || typeof lock !== 'string') return false
+  const { lock, born } = (holder ?? {}) as { lock?: unknown; born?: unknown }
+  if (holder === null || typeof lock !== 'string' || typeof born !== 'number') return false
   const stats = disk.lstatIfThere(lockFile)
   if (!stats?.isFile() || lock !== `${stats.dev}:${stats.ino}`) return false
-  // Made no later than the note was written (a git's lock made since has a later birth time).
-  const since = Date.parse(holder.since)
-  if (!(stats.birthtimeMs > 0) || !(Math.floor(stats.birthtimeMs) <= since)) return false
+  // Born when the note says Cairn's lock was: a git's lock made since on the same inode (reused
+  // at once on ext4) is born later. Compared with the note's time instead, a clock set back after
+  // the kill (an NTP step, a clock kept in local time) made git's live lock look Cairn's.
+  if (!(stats.birthtimeMs > 0) || stats.birthtimeMs !== born) return false
   return noteHolderGone(holder, lockFile)
 }
 

@@ -8,7 +8,17 @@
  * looked at (another namespace) stays. Real kills of real processes, checked with the git CLI.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
@@ -158,18 +168,75 @@ describe("Cairn's own index.lock left by a kill", () => {
     expect(() => git('read-tree', '--empty')).toThrow(/index\.lock': File exists/)
   }, 120_000)
 
-  it('stays when git made the lock after the note: the same file, made later', async () => {
-    await kill(await holder())
-    // The note names the lock's inode; a git's lock made after the kill may get that inode
-    // again. Only a birth time no later than the note tells Cairn's own file.
-    const note = path.join(gitdir, INDEX_LOCK_NOTE)
-    const later = readFileSync(note, 'utf8').replace(
-      /"since":"[^"]*"/,
-      `"since":"${new Date(Date.now() - 3_600_000).toISOString()}"`,
+  // rcode33: the lock was made in place and noted after, so a kill between the two (hit by a kill
+  // loop racing `git add`) left a lock taken for git's, kept for a minute here and for good in
+  // Flatpak or a container. The holder stops (and is killed) as it writes the note.
+  it('a kill as the note is written leaves no lock, or one the next write takes back', async () => {
+    const noting = path.join(dir, 'noting')
+    writeFileSync(
+      path.join(dir, 'noter.mts'),
+      `
+import { writeFileSync } from 'node:fs'
+import { nodeDisk, setDisk } from ${here('lib/disk.ts')}
+import { writeGitIndex } from ${here('history/git-index.ts')}
+const [gitdir, noting] = process.argv.slice(2)
+setDisk({
+  ...nodeDisk,
+  openSync: (file, ...rest) => {
+    if (String(file).endsWith(${JSON.stringify(INDEX_LOCK_NOTE)})) {
+      writeFileSync(noting, String(process.pid))
+      // Stopped here until the kill.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0)
+    }
+    return nodeDisk.openSync(file, ...rest)
+  },
+})
+await writeGitIndex(gitdir, ${JSON.stringify(prepared)})
+`,
     )
-    writeFileSync(note, later)
+    const child = spawn(node, ['--import', 'tsx', path.join(dir, 'noter.mts'), gitdir, noting], {
+      stdio: 'inherit',
+    })
+    children.push(child)
+    await vi.waitFor(() => expect(existsSync(noting)).toBe(true), { timeout: 30_000, interval: 20 })
+    await kill(child)
+    // Seconds old, well inside the minute a git's lock is given.
+    expect(await writeGitIndex(gitdir, prepared)).toBe('written')
+    expect(existsSync(lock)).toBe(false)
+    git('read-tree', '--empty')
+  }, 60_000)
+
+  // rcode33: the note's lock was told from a git's lock on the same inode by its birth time
+  // against the note's time, so a clock set back after the kill (an NTP step, a clock kept in
+  // local time corrected) made a live git's lock look Cairn's own, and it was removed under git.
+  it("stays when git's lock took the inode after the kill, even with the clock set back since", async () => {
+    await kill(await holder())
+    const note = path.join(gitdir, INDEX_LOCK_NOTE)
+    const noted = readFileSync(note, 'utf8')
+    const [dev, ino] = /"lock":"(\d+):(\d+)"/.exec(noted)!.slice(1).map(Number)
+    // A person removes the lock by hand, and a git command makes its own: on ext4 it gets the
+    // freed inode again, most often at once (tried until it does, a hundred times at most).
+    rmSync(lock)
+    let made = openSync(lock, 'wx')
+    for (let tries = 0; tries < 100 && fstatSync(made).ino !== ino; tries++) {
+      closeSync(made)
+      rmSync(lock)
+      made = openSync(lock, 'wx')
+    }
+    const gitLock = fstatSync(made)
+    closeSync(made)
+    expect(gitLock.dev).toBe(dev)
+    // Where the file system did not hand it out again (tmpfs), the note names git's lock as if it
+    // had; and the clock was an hour ahead when the note was written.
+    writeFileSync(
+      note,
+      noted
+        .replace(/"lock":"[^"]*"/, `"lock":"${gitLock.dev}:${gitLock.ino}"`)
+        .replace(/"since":"[^"]*"/, `"since":"${new Date(Date.now() + 3_600_000).toISOString()}"`),
+    )
     expect(await writeGitIndex(gitdir, prepared)).toBe('locked')
     expect(existsSync(lock)).toBe(true)
+    expect(statSync(lock).ino).toBe(gitLock.ino)
   }, 60_000)
 
   // Both notes were written by name (`writeFileSync`): a fifo put at either made the index write's

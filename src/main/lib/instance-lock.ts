@@ -385,8 +385,14 @@ function lockedError(owner: Owner | null): CairnError {
   const free = 'If no other Cairn is open, restarting the computer frees the folder.'
   if (owner === null || owner.host === os.hostname()) {
     if (owner !== null && !sameMachine(owner)) {
-      // A clone of this system (the same host name, another machine id or boot), sharing the folder.
-      return lockedOn('another computer with the same name that shares this folder', removeByHand)
+      // A clone of this system (the same host name, another machine id or boot), sharing the
+      // folder; or, by the same machine id, this system before a restart that came within a
+      // minute of the lock's writing (lock-holder.ts cannot tell the two apart).
+      const where =
+        owner.machine === undefined || owner.machine === machineId()
+          ? 'another computer with the same name that shares this folder, or on this computer before it last restarted'
+          : 'another computer with the same name that shares this folder'
+      return lockedOn(where, removeByHand)
     }
     // A process id of another namespace (a Flatpak or container Cairn, often its process 1)
     // means nothing to a person here.
@@ -401,7 +407,9 @@ function lockedError(owner: Owner | null): CairnError {
       `Cairn is already open on this data folder${who}. Close the other Cairn window first, then try again. ${free}`,
     )
   }
-  return lockedOn(`the computer ${owner.host}`, free)
+  // Never judged stale (lock-holder.ts cannot look at another computer's processes), so no restart
+  // here frees it: a folder synced or restored from another computer is freed by hand.
+  return lockedOn(`the computer ${owner.host}`, removeByHand)
 }
 
 const removeByHand =

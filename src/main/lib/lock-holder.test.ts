@@ -261,6 +261,46 @@ describe('a lock of this machine id from another boot', () => {
   })
 })
 
+// Stop 33 (rcode33): a lock of another computer is never judged stale (its processes cannot be
+// looked at from here), yet the refusal said "restarting the computer frees the folder": a data
+// folder restored from a backup onto a new computer, or one a Cairn on another computer stopped
+// holding while Dropbox or Syncthing synced it here, stayed refused at every start and after
+// every restart, with no word of the file to remove.
+describe('a lock of another computer', () => {
+  it('is respected, and the refusal names the file to remove, not a restart that never frees it', () => {
+    const other = {
+      pid: 1,
+      host: `${os.hostname()}-old`,
+      machine: '0123456789abcdef0123456789abcdef',
+      boot: '00000000-0000-4000-8000-000000000000',
+      since: beforeBoot(),
+    }
+    leaveLock(other)
+    const error = refusal()
+    expect(error.code).toBe('locked')
+    expect(error.message).toContain(`on the computer ${other.host}`)
+    expect(error.message).toContain('remove the file cairn.lock in the data folder')
+    expect(error.message).not.toContain('restarting the computer')
+    expect(error.message).not.toContain(dataDir)
+    // Removed as the refusal says, the folder opens.
+    fs.rmSync(path.join(dataDir, LOCK_FILE))
+    acquireInstanceLock(dataDir).release()
+  })
+
+  it.runIf(linux)(
+    "of this machine id, written in another boot a moment before this one began, says it may be this computer's",
+    () => {
+      // A crash and a restart within a minute of the lock's writing: kept, as a clone's may be.
+      const boot = '00000000-0000-4000-8000-000000000000'
+      const since = new Date(Date.now() - os.uptime() * 1000 - 10_000).toISOString()
+      leaveLock({ pid: process.pid, ...ownIdentity(), boot, since })
+      const error = refusal()
+      expect(error.message).toContain('or on this computer before it last restarted')
+      expect(error.message).toContain('remove the file cairn.lock in the data folder')
+    },
+  )
+})
+
 describe("a holder's identity", () => {
   it.runIf(linux)('reads the boot, the machine and the namespace once, however often asked', () => {
     const reads: string[] = []
