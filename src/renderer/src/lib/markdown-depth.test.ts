@@ -32,10 +32,11 @@ describe('markdownDepth', () => {
 })
 
 describe('emphasisRuns', () => {
-  it('counts each run of * or _ once, per paragraph', () => {
+  it('counts each run of * or _ once for every level it can open, per paragraph', () => {
     expect(emphasisRuns('plain')).toBe(0)
     expect(emphasisRuns('**bold** and _it_')).toBe(4)
-    expect(emphasisRuns('a rule:\n\n' + '_'.repeat(500))).toBe(1)
+    expect(emphasisRuns('***both*** and ____')).toBe(6)
+    expect(emphasisRuns('a rule:\n\n' + '_'.repeat(40))).toBe(20)
     expect(emphasisRuns('*a*\n*b*\n\n*c*')).toBe(4)
     expect(emphasisRuns('*a*\n  \n*c*')).toBe(2)
   })
@@ -47,5 +48,14 @@ describe('emphasisRuns', () => {
       '\n\n',
     )
     expect(emphasisRuns(prose)).toBeLessThanOrEqual(MAX_EMPHASIS_RUNS)
+  })
+
+  it('finds thousands of levels nested by two long runs of * (15 s to parse, then a stack overflow)', () => {
+    // Two runs only, yet 5,000 nested <strong>: counted as two, it was parsed (15 s), overflowed
+    // the stack rendering, and was parsed again before the plain text showed.
+    const nested = `${'**'.repeat(5000)}bold${'**'.repeat(5000)}`
+    expect(emphasisRuns(nested)).toBe(10000)
+    expect(emphasisRuns(`${'*'.repeat(2001)}x`)).toBe(1001)
+    expect(emphasisRuns(`${'*'.repeat(2000)}x`)).toBe(MAX_EMPHASIS_RUNS)
   })
 })
