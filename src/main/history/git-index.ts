@@ -426,12 +426,11 @@ export async function prepareGitIndex(options: {
   // An index git made whole from a tree (its commit, a `read-tree`) holds nothing staged; nor
   // does one untouched since it was noted listing the base's files alone (its checksum the
   // note's), which spares reading the base's whole tree after each of Cairn's own commits.
-  const base = noted
-  const untouched = found !== null && base?.bare != null && found.sum === base.bare
+  const untouched = found !== null && noted?.bare != null && found.sum === noted.bare
   const staged = found && found.rootTree === null && !untouched ? found.entries : null
   const listed = carryStaged(
     staged,
-    staged && base && (await baseFiles(options.store, base.head, head, breathe)),
+    staged && noted && (await baseFiles(options.store, noted.head, head, breathe)),
     withStats,
   )
   // `carryStaged` hands `main`'s own entries back when it keeps nothing of the person's.

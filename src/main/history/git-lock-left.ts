@@ -17,18 +17,15 @@
  * cannot be compared with Cairn's: it is taken as one that may hold the lock.
  */
 import path from 'node:path'
-import {
-  closeQuietly,
-  disk,
-  isCode,
-  OPEN,
-  readPlainFileOrNull,
-  unlinkQuietly,
-  writeOwnFile,
-} from '../lib/disk'
+import { closeQuietly, disk, isCode, OPEN, unlinkQuietly, writeOwnFile } from '../lib/disk'
 import { readProc } from '../lib/lock-holder'
-import { OWN_FILE_CAP } from '../lib/own-file-caps'
-import { holderNote, noteHolderGone, readHolderNote, STALE_GIT_LOCK_MS } from './main-lock'
+import {
+  holderNote,
+  noteHolderGone,
+  readHolderNote,
+  readNote,
+  STALE_GIT_LOCK_MS,
+} from './main-lock'
 
 /** True when `lockFile` is a git lock no running git holds (see the top of this file). */
 export function gitLockLeft(lockFile: string, dataDir: string): boolean {
@@ -117,16 +114,10 @@ export function forgetIndexLock(gitdir: string): void {
  * here; nor is one where the file system gives no birth time to compare.
  */
 export function ownIndexLockLeft(gitdir: string, lockFile: string): boolean {
-  let text: string
-  try {
-    text =
-      readPlainFileOrNull(path.join(gitdir, INDEX_LOCK_NOTE), OWN_FILE_CAP.TINY)?.toString(
-        'utf8',
-      ) ?? ''
-  } catch {
-    return false
-  }
-  const holder = readHolderNote(text, INDEX_NOTE_PREFIX)
+  const holder = readHolderNote(
+    readNote(path.join(gitdir, INDEX_LOCK_NOTE)) ?? '',
+    INDEX_NOTE_PREFIX,
+  )
   const { lock, born } = (holder ?? {}) as { lock?: unknown; born?: unknown }
   if (holder === null || typeof lock !== 'string' || typeof born !== 'number') return false
   const stats = disk.lstatIfThere(lockFile)

@@ -18,13 +18,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { disk, isCode, makeFolders, OPEN, readPlainFileOrNull } from '../lib/disk'
 import { CairnError } from '../lib/errors'
-import {
-  fromThisBoot,
-  holderStillRunning,
-  machineId,
-  ownIdentity,
-  type LockHolder,
-} from '../lib/lock-holder'
+import { fromThisBoot, holderStillRunning, ownIdentity, type LockHolder } from '../lib/lock-holder'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { readMainRef } from './main-ref'
 import { writeMainRef } from './object-store'
@@ -163,7 +157,8 @@ function isSecondNameOfLinked(gitdir: string, stats: Stats): boolean {
   )
 }
 
-function readNote(file: string): string | null {
+/** A small note's text (a lock's, or one beside a lock); null when it is not there or cannot be read. */
+export function readNote(file: string): string | null {
   try {
     return readPlainFileOrNull(file, OWN_FILE_CAP.TINY)?.toString('utf8') ?? null
   } catch {
@@ -220,13 +215,7 @@ export interface NamedHolder extends LockHolder {
  * else: git's lock, an unnamed one, one of a Cairn still running, or a file that cannot be read.
  */
 export function ownLockLeft(file: string): boolean {
-  let text: string
-  try {
-    text = readPlainFileOrNull(file, OWN_FILE_CAP.TINY)?.toString('utf8') ?? ''
-  } catch {
-    return false
-  }
-  const holder = readHolderNote(text, NOTE_PREFIX)
+  const holder = readHolderNote(readNote(file) ?? '', NOTE_PREFIX)
   return holder !== null && noteHolderGone(holder, file)
 }
 
@@ -254,9 +243,6 @@ export function noteHolderGone(holder: NamedHolder, file: string): boolean {
   if (holder.host !== os.hostname() && (holder.host !== undefined || !fromThisBoot(holder))) {
     return false
   }
-  // Named alike but another machine by its machine id: the same (redges32; before, its note
-  // from "another boot" went at once, taking a running Cairn's lock on a shared folder).
-  if (holder.machine !== undefined && holder.machine !== machineId()) return false
   return !holderStillRunning(holder, file)
 }
 

@@ -236,7 +236,17 @@ async function eachFileOnEitherSide(
   deltas: ReadonlyArray<FileDelta>,
 ): Promise<boolean> {
   const writes = new Set(deltas.filter((d) => d.after !== null).map((d) => d.path))
-  const writesUnder = (folder: string) => [...writes].some((p) => p.startsWith(`${folder}/`))
+  // Every folder a written file is in, at any depth: made once (before, each check went through
+  // every written path).
+  const parents = new Set<string>()
+  for (const p of writes) {
+    for (let at = p.lastIndexOf('/'); at > 0; at = p.lastIndexOf('/', at - 1)) {
+      const folder = p.slice(0, at)
+      // Its own folders were added with it.
+      if (parents.has(folder)) break
+      parents.add(folder)
+    }
+  }
   const tree = new FolderTree(repo.workRoot)
   try {
     for (const delta of deltas) {
@@ -255,7 +265,7 @@ async function eachFileOnEitherSide(
         // A file and a folder trading places: the restore removes the one before it writes
         // the other, so a kill between leaves a removed file's name a folder the restore
         // writes into, or a removed folder's file under a file the restore writes.
-        if (delta.after === null && found.kind === 'directory' && writesUnder(delta.path)) continue
+        if (delta.after === null && found.kind === 'directory' && parents.has(delta.path)) continue
         if (delta.after === null && found.kind === 'under-file' && writes.has(found.at)) continue
         return false
       }

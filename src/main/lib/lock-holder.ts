@@ -39,8 +39,8 @@ export interface LockHolder extends HolderIdentity {
   readonly since: string
 }
 
-// A lock written this long before the boot time computed from the uptime is from an earlier
-// boot: the margin covers the uptime's rounding and small clock corrections.
+// A lock without a boot id written this long before the boot time computed from the uptime is
+// from an earlier boot: the margin covers the uptime's rounding and small clock corrections.
 const BOOT_MARGIN_MS = 60_000
 
 /** This process's identity, to record in its lock. */
@@ -92,11 +92,15 @@ export function holderStillRunning(holder: LockHolder, lockFile: string): boolea
 // True for a lock written in an earlier boot of this system: before it started (the boot id,
 // where both sides have one, is another by now), where no other system can have written it. A
 // lock written after this boot began with another boot id is another system's, running now.
+// Where both boot ids are known and differ, the time only tells an earlier boot from a clone
+// running now, so no margin: a Cairn started within a minute of a crash and a quick reboot (a
+// VM reset, a panic that reboots) takes its own lock. A lock without a boot id keeps the margin.
 function writtenBeforeThisBoot(holder: LockHolder, lockFile: string): boolean {
   if (fromThisBoot(holder)) return false
+  const margin = holder.boot && bootId() ? 0 : BOOT_MARGIN_MS
   const since = Date.parse(holder.since)
   const bootedAt = Date.now() - os.uptime() * 1000
-  const before = Number.isFinite(since) && since < bootedAt - BOOT_MARGIN_MS
+  const before = Number.isFinite(since) && since < bootedAt - margin
   return before && onlyThisSystemWrites(lockFile)
 }
 

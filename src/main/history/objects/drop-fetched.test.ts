@@ -19,6 +19,8 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { setDisk } from '../../lib/disk'
+import { errnoError, hookDisk, openedOn } from '../../lib/disk-hooks'
 import { createObjectStore } from '../object-store'
 import { gitAsAnn, gitCli, memoryTestBed, runKilledChild, userWrite } from '../test-helpers'
 import { dropFetchedPacks } from './drop-fetched'
@@ -260,6 +262,36 @@ describe('dropFetchedPacks', () => {
     // The memory works on.
     await userWrite(bed.memory, '/memories/c.md', 'on\n')
     expect(gitCli(bed.dataDir, 'show', 'main:b.md')).toBe('more\n')
+  }, 60_000)
+
+  // Stop 33 (mendA): a mark's read that failed (EIO, EACCES) threw out of the leftovers' sweep
+  // and stopped the open.
+  it('keeps a pack beside a pack-X.dropped that cannot be read (EIO), and the open goes on', async () => {
+    await userWrite(bed.memory, '/memories/a.md', 'mine\n')
+    await bed.close()
+    const packDir = path.join(bed.dataDir, 'history.git', 'objects', 'pack')
+    const other = packOf("the person's own\n")
+    const mark = `${other.name}.dropped`
+    writeFileSync(path.join(packDir, mark), 'mine, keep it\n')
+    const before = packFiles().sort()
+    const { disk: recording, opened } = openedOn((file) => path.basename(file) === mark)
+    let reads = 0
+    const failing = hookDisk(recording, (call) => {
+      if (call.name !== 'readSync' || !opened.has(call.args[0] as number)) return undefined
+      reads++
+      return errnoError(call, 'EIO')
+    })
+    const restore = setDisk(failing.disk)
+    try {
+      await bed.reopen()
+    } finally {
+      restore()
+    }
+    expect(reads).toBeGreaterThan(0)
+    expect(packFiles().sort()).toEqual(before)
+    expect(gitCli(bed.dataDir, 'cat-file', '-p', other.oids[0]!)).toBe("the person's own\n")
+    await userWrite(bed.memory, '/memories/b.md', 'on\n')
+    expect(gitCli(bed.dataDir, 'show', 'main:b.md')).toBe('on\n')
   }, 60_000)
 })
 

@@ -616,11 +616,18 @@ export const DROPPED = '.dropped'
  */
 const DROPPED_BY = 'cairn: a refused fetch brought this pack; nothing kept reaches it\n'
 
-/** Whether the file `name` in `dir` is a `DROPPED` mark Cairn wrote. */
+/**
+ * Whether the file `name` in `dir` is a `DROPPED` mark Cairn wrote. One that cannot be read
+ * (EACCES, EIO) is not known to be: its pack is kept, and the open goes on.
+ */
 function droppedByCairn(dir: string, name: string): boolean {
   if (!/^pack-[0-9a-f]+\.dropped$/.test(name)) return false
-  const text = readPlainFileOrNull(path.join(dir, name), DROPPED_BY.length + 1)
-  return text?.toString('utf8') === DROPPED_BY
+  try {
+    const text = readPlainFileOrNull(path.join(dir, name), DROPPED_BY.length + 1)
+    return text?.toString('utf8') === DROPPED_BY
+  } catch {
+    return false
+  }
 }
 
 /**
