@@ -386,8 +386,8 @@ function lockedError(owner: Owner | null): CairnError {
   if (owner === null || owner.host === os.hostname()) {
     if (owner !== null && !sameMachine(owner)) {
       // A clone of this system (the same host name, another machine id or boot), sharing the
-      // folder; or, by the same machine id, this system before a restart that came within a
-      // minute of the lock's writing (lock-holder.ts cannot tell the two apart).
+      // folder; or, by the same machine id, this system before a restart, the folder on a file
+      // system other systems may mount (lock-holder.ts cannot tell the two apart there).
       const where =
         owner.machine === undefined || owner.machine === machineId()
           ? 'another computer with the same name that shares this folder, or on this computer before it last restarted'
