@@ -293,21 +293,31 @@ export function clearRefWay(gitdir: string, ref: string, logger: Logger | undefi
 }
 
 /**
+ * How many refs a read goes through: the one named and the symbolic refs it leads to, as git's
+ * `SYMREF_MAXDEPTH` (`git rev-parse` resolves a chain of 4 symbolic refs, not one of 5).
+ */
+const SYMREF_DEPTH = 5
+
+/**
+ * The same as isomorphic-git's `depth`, which counts each symbolic ref twice (its `ref: `
+ * text, then the name in it) and the commit once: `depth: SYMREF_DEPTH` followed only 2.
+ */
+const RESOLVE_DEPTH = 2 * (SYMREF_DEPTH - 1) + 1
+
+/**
  * The commit a ref of the repository points at, or null when there is no such ref, or what has
  * its name is damage (`isNotPlainFile`: a folder, a link, a file past its cap), which the next
  * write of the ref replaces (a folder only once `clearRefWay` has moved it aside). A disk that fails the read (EIO, a denied read) is thrown on: read
  * as "no such ref", it had a Test connection delete the remote's `main` last seen, and a
  * backup's restore say there was no such backup.
  */
-/** How many symbolic refs a ref is followed through (git's `SYMREF_MAXDEPTH`). */
-const SYMREF_DEPTH = 5
-
 export async function readRef(gitdir: string, ref: string): Promise<string | null> {
   try {
-    // A chain of symbolic refs ends within git's depth, or names nothing (git: a broken ref):
+    // A chain of symbolic refs ends within git's depth (longer, it reads as a name here, which
+    // is no commit: null, as git takes it for a broken ref), or names nothing (the same):
     // a loop (`ref: refs/x` in refs/x) failed the read, and a refused fetch's removal, which
     // reads every ref, kept every pack it brought (a loop is said below).
-    const oid = await git.resolveRef({ fs: gitFs, gitdir, ref, depth: SYMREF_DEPTH })
+    const oid = await git.resolveRef({ fs: gitFs, gitdir, ref, depth: RESOLVE_DEPTH })
     return /^[0-9a-f]{40}$/.test(oid) ? oid : null
   } catch (error) {
     // No such ref (never fetched, no backup by that name), or a loop of symbolic refs.
