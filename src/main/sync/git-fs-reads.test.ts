@@ -4,6 +4,8 @@
  * "no such file". A real git server on loopback; faults through the disk seam.
  */
 import { writeFileSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { errorCode, TOO_LARGE } from '../lib/disk'
@@ -11,7 +13,7 @@ import type { DiskCall } from '../lib/disk-hooks'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { gitFs, readRef } from './git-fs'
 import { TRACKING_REF } from './transport'
-import { trackingFile, useSyncServer, withEio } from './test-support'
+import { otherClient as git, trackingFile, useSyncServer, withEio } from './test-support'
 
 const sync = useSyncServer()
 
@@ -35,6 +37,33 @@ describe('the reads isomorphic-git makes for a sync', () => {
     // The next sync writes the ref again.
     expect((await laptop.sync()).state).toBe('idle')
     expect(await readRef(gitdir, TRACKING_REF)).toBe(oid)
+  })
+
+  it('follow a chain of symbolic refs as far as git does: 4 of them, not 5', async () => {
+    const gitdir = await mkdtemp(path.join(os.tmpdir(), 'cairn-symref-chain-'))
+    try {
+      git(gitdir, null, 'init', '-q', '--bare')
+      const tree = git(gitdir, '', 'mktree')
+      const oid = git(gitdir, null, 'commit-tree', tree, '-m', 'one')
+      // refs/r<n> leads through n symbolic refs to the commit.
+      writeFileSync(path.join(gitdir, 'refs', 'r0'), `${oid}\n`)
+      for (let n = 1; n <= 6; n++) {
+        writeFileSync(path.join(gitdir, 'refs', `r${n}`), `ref: refs/r${n - 1}\n`)
+      }
+      const byGit = (n: number) => {
+        try {
+          return git(gitdir, null, 'rev-parse', '--verify', '-q', `refs/r${n}`)
+        } catch {
+          return null
+        }
+      }
+      for (let n = 0; n <= 6; n++) {
+        expect([n, await readRef(gitdir, `refs/r${n}`)]).toEqual([n, n <= 4 ? oid : null])
+        expect([n, byGit(n)]).toEqual([n, n <= 4 ? oid : null])
+      }
+    } finally {
+      await rm(gitdir, { recursive: true, force: true })
+    }
   })
 
   it('say a disk that fails a ref’s read (readRef throws EIO, never "no such ref")', async () => {

@@ -150,10 +150,15 @@ export function fetchFs(
           // `git fetch` keeps its pack from `git gc`): folded first, a refused fetch's objects
           // stayed in the new pack, where its removal could no longer reach them. Written
           // before the pack, so that no pass sees the pack (whole once its index comes) without.
-          if (fresh)
-            await writeFileAtomic(`${name.slice(0, -'.pack'.length)}${FETCH_KEEP}`, KEPT_BY)
+          const keep = `${name.slice(0, -'.pack'.length)}${FETCH_KEEP}`
+          if (fresh) await writeFileAtomic(keep, KEPT_BY)
           await writeFileAtomic(file, data, options)
-          if (fresh) onPack(path.basename(name, '.pack'))
+          if (fresh) {
+            // Told to the sync, which releases it (`releaseFetchedPacks`); one whose pack never
+            // came whole is a kill's, for the next fetch's clean-up.
+            keptInUse.add(path.resolve(keep))
+            onPack(path.basename(name, '.pack'))
+          }
         },
         async readFile(file: string, options?: Encoding) {
           const pending = held.get(String(file))
@@ -179,12 +184,25 @@ const FETCH_KEEP = '.keep'
 const KEPT_BY = 'cairn: a sync is checking what its fetch brought\n'
 
 /**
+ * The `.keep`s (full paths) of syncs not yet done with their packs, which the next fetch's
+ * clean-up leaves: a Test connection's fetch may run while a sync merges what it fetched (the
+ * sync has left the fetch queue), and took them away, so that a maintenance pass before the
+ * refusal folded the packs and the refused objects stayed.
+ */
+const keptInUse = new Set<string>()
+
+/**
  * Lets maintenance fold the packs `names` (`pack-<checksum>`) a sync's fetch brought, once that
  * sync is done with them (taken in, or removed as refused): their `.keep` goes.
  */
 export function releaseFetchedPacks(gitdir: string, names: ReadonlyArray<string>): void {
   const packs = path.join(gitdir, 'objects', 'pack')
-  for (const name of names) unlinkIfThere(path.join(packs, `${name}${FETCH_KEEP}`))
+  for (const name of names) {
+    const keep = path.join(packs, `${name}${FETCH_KEEP}`)
+    // Left to the next fetch's clean-up should the unlink fail.
+    keptInUse.delete(path.resolve(keep))
+    unlinkIfThere(keep)
+  }
 }
 
 /** Whether `file` is a `.keep` a sync's fetch wrote (and a kill left). */
@@ -200,7 +218,8 @@ function keptByFetch(file: string): boolean {
 /**
  * Removes what a killed fetch or push can leave: temp files of unfinished writes, a pack
  * whose index was never written (nothing reads such a pack; the next fetch brings it again),
- * an index whose pack is gone, and the `.keep` a fetch put beside its packs. Only with no
+ * an index whose pack is gone, and the `.keep` a fetch put beside its packs (a kill's: not
+ * one of a sync still checking its packs, `keptInUse`). Only with no
  * other fetch or push running in this repository (`oneAtATime` in transport.ts): a running
  * one's pack looks just like that.
  */
@@ -212,7 +231,10 @@ export function cleanInterruptedFetch(gitdir: string): void {
     const orphan =
       (name.endsWith('.pack') && !names.includes(name.replace(/\.pack$/, '.idx'))) ||
       (name.endsWith('.idx') && !names.includes(name.replace(/\.idx$/, '.pack')))
-    const kept = name.endsWith(FETCH_KEEP) && keptByFetch(path.join(packs, name))
+    const kept =
+      name.endsWith(FETCH_KEEP) &&
+      !keptInUse.has(path.resolve(packs, name)) &&
+      keptByFetch(path.join(packs, name))
     if (name.startsWith(TEMP_FILE_PREFIX) || orphan || kept) {
       unlinkIfThere(path.join(packs, name))
     }
@@ -271,21 +293,31 @@ export function clearRefWay(gitdir: string, ref: string, logger: Logger | undefi
 }
 
 /**
+ * How many refs a read goes through: the one named and the symbolic refs it leads to, as git's
+ * `SYMREF_MAXDEPTH` (`git rev-parse` resolves a chain of 4 symbolic refs, not one of 5).
+ */
+const SYMREF_DEPTH = 5
+
+/**
+ * The same as isomorphic-git's `depth`, which counts each symbolic ref twice (its `ref: `
+ * text, then the name in it) and the commit once: `depth: SYMREF_DEPTH` followed only 2.
+ */
+const RESOLVE_DEPTH = 2 * (SYMREF_DEPTH - 1) + 1
+
+/**
  * The commit a ref of the repository points at, or null when there is no such ref, or what has
  * its name is damage (`isNotPlainFile`: a folder, a link, a file past its cap), which the next
  * write of the ref replaces (a folder only once `clearRefWay` has moved it aside). A disk that fails the read (EIO, a denied read) is thrown on: read
  * as "no such ref", it had a Test connection delete the remote's `main` last seen, and a
  * backup's restore say there was no such backup.
  */
-/** How many symbolic refs a ref is followed through (git's `SYMREF_MAXDEPTH`). */
-const SYMREF_DEPTH = 5
-
 export async function readRef(gitdir: string, ref: string): Promise<string | null> {
   try {
-    // A chain of symbolic refs ends within git's depth, or names nothing (git: a broken ref):
+    // A chain of symbolic refs ends within git's depth (longer, it reads as a name here, which
+    // is no commit: null, as git takes it for a broken ref), or names nothing (the same):
     // a loop (`ref: refs/x` in refs/x) failed the read, and a refused fetch's removal, which
     // reads every ref, kept every pack it brought (a loop is said below).
-    const oid = await git.resolveRef({ fs: gitFs, gitdir, ref, depth: SYMREF_DEPTH })
+    const oid = await git.resolveRef({ fs: gitFs, gitdir, ref, depth: RESOLVE_DEPTH })
     return /^[0-9a-f]{40}$/.test(oid) ? oid : null
   } catch (error) {
     // No such ref (never fetched, no backup by that name), or a loop of symbolic refs.

@@ -711,10 +711,13 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
   // the remote's refs only and, while its `main` is still that commit, fetches nothing. The
   // message is the first refusal's (a repeat adds that nothing was downloaded).
   async function rememberRefused(url: string, failure: RefusedContentError): Promise<void> {
-    const latest = await store.state()
-    // Kept as it is only when it would be said again (not one edited into another shape).
-    if (rememberedRefusal(latest.refused, url)?.commit === failure.commit) return
     try {
+      // Within the try: the failure handling that calls this counts and logs the failure after
+      // it, and expects nothing thrown. (The sync read the state before it began, and the store
+      // keeps what it read, so no disk read is made here as the store stands.)
+      const latest = await store.state()
+      // Kept as it is only when it would be said again (not one edited into another shape).
+      if (rememberedRefusal(latest.refused, url)?.commit === failure.commit) return
       await store.saveState({
         ...latest,
         refused: { url, commit: failure.commit!, message: failure.message, rules: refusalRules },
