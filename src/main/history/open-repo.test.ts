@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { constants, existsSync, readdirSync, readlinkSync } from 'node:fs'
 import { chmod, mkdir, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { TEMP_FILE_PREFIX } from '../lib/atomic-write'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { errnoError, hookDisk } from '../lib/disk-hooks'
@@ -23,6 +23,24 @@ const intent: CommitIntent = {
 }
 
 const bed = memoryTestBed({ memory: false })
+
+// Every history a test opens, closed before the bed removes its folder (Vitest runs after-each
+// hooks last registered first): an open object store makes its spare files in objects/ between
+// commands, and one left open raced the removal (ENOTEMPTY).
+const opened: Array<Awaited<ReturnType<typeof openRepo>>['repo']> = []
+afterEach(() => {
+  for (const repo of opened.splice(0)) {
+    repo.store.close()
+    repo.index.close()
+  }
+})
+
+/** `openRepo`, the history it opens closed after the test. */
+async function open(options: Parameters<typeof openRepo>[0]): ReturnType<typeof openRepo> {
+  const result = await openRepo(options)
+  opened.push(result.repo)
+  return result
+}
 let clock = 1_700_000_000_000
 const now = () => (clock += 1000)
 
@@ -37,7 +55,7 @@ async function put(relative: string, content: string): Promise<void> {
 
 /** Opens, commits three files one by one, and returns the repo's entries. */
 async function seed() {
-  const { repo } = await openRepo({ dataDir: bed.dataDir, now })
+  const { repo } = await open({ dataDir: bed.dataDir, now })
   for (const name of ['a.md', 'dir/b.md', 'c.md']) {
     await put(name, `content of ${name}`)
     await repo.commit([name], { ...intent, paths: [`/memories/${name}`] })
@@ -56,7 +74,7 @@ async function expectInSync(): Promise<void> {
 
 describe('start-up recovery', () => {
   it('creates the memory folder 0700 and reports nothing for a fresh start', async () => {
-    const { recovery } = await openRepo({ dataDir: bed.dataDir, now })
+    const { recovery } = await open({ dataDir: bed.dataDir, now })
     expect(recovery).toBeNull()
     const { statSync } = await import('node:fs')
     expect(statSync(memories()).mode & 0o777).toBe(0o700)
@@ -68,7 +86,7 @@ describe('start-up recovery', () => {
     await put('new/file.md', 'new')
     await rm(path.join(memories(), 'c.md'))
     // The Cairn before was killed: these may be writes of its own whose commits never came.
-    const { repo, recovery } = await openRepo({ dataDir: bed.dataDir, now, afterCrash: true })
+    const { repo, recovery } = await open({ dataDir: bed.dataDir, now, afterCrash: true })
     expect(recovery).toMatchObject({ kind: 'uncommitted-changes', commitOid: repo.head() })
     expect(recovery?.message).not.toContain(bed.dataDir)
     expect(commitCount(bed.dataDir)).toBe(4)
@@ -84,7 +102,7 @@ describe('start-up recovery', () => {
   it('commits what changed while Cairn was closed, cleanly, as edits made outside Cairn', async () => {
     await seed()
     await put('a.md', 'edited in another program')
-    const closed = await openRepo({ dataDir: bed.dataDir, now })
+    const closed = await open({ dataDir: bed.dataDir, now })
     expect(closed.recovery).toMatchObject({
       kind: 'outside-changes',
       commitOid: closed.repo.head(),
@@ -97,7 +115,7 @@ describe('start-up recovery', () => {
     closed.repo.index.close()
     // The Cairn before closed owing a commit: a recovery again.
     await put('a.md', 'edited again')
-    const owed = await openRepo({ dataDir: bed.dataDir, now, owed: true })
+    const owed = await open({ dataDir: bed.dataDir, now, owed: true })
     expect(owed.repo.index.all().at(-1)).toMatchObject({ command: 'recovery' })
     expect(owed.recovery?.kind).toBe('uncommitted-changes')
     await expectInSync()
@@ -108,7 +126,7 @@ describe('start-up recovery', () => {
     // Named as Cairn names them: a person's look-alike is kept (own-temps.test.ts).
     await put(`dir/${TEMP_FILE_PREFIX}${randomUUID()}`, 'half a write')
     await put(`${TEMP_FILE_PREFIX}${randomUUID()}`, 'another')
-    const { recovery } = await openRepo({ dataDir: bed.dataDir, now })
+    const { recovery } = await open({ dataDir: bed.dataDir, now })
     expect(recovery).toBeNull()
     expect(commitCount(bed.dataDir)).toBe(3)
     expect(await readdir(path.join(memories(), 'dir'))).toEqual(['b.md'])
@@ -122,7 +140,7 @@ describe('start-up recovery', () => {
     await chmod(object, 0o644)
     await truncate(object, 5)
     const before = await folderFiles(bed.dataDir)
-    const { repo, recovery } = await openRepo({ dataDir: bed.dataDir, now })
+    const { repo, recovery } = await open({ dataDir: bed.dataDir, now })
     expect(recovery).toMatchObject({ kind: 'history-repaired', commitOid: head })
     expect(recovery?.message).toMatch(/rebuilt/)
     expect(repo.head()).toBe(head)
@@ -140,7 +158,7 @@ describe('start-up recovery', () => {
     await truncate(object, 5)
     // The folder moved on since: the damaged commit's tree can no longer be rebuilt.
     await put('c.md', 'changed while Cairn was closed')
-    const { repo, recovery } = await openRepo({ dataDir: bed.dataDir, now })
+    const { repo, recovery } = await open({ dataDir: bed.dataDir, now })
     expect(recovery?.kind).toBe('history-repaired')
     expect(repo.index.all().at(-1)).toMatchObject({ parent, actor: 'system', command: 'recovery' })
     expect((await readdir(bed.dataDir)).filter((name) => name.startsWith('history.git.'))).toEqual(
@@ -155,7 +173,7 @@ describe('start-up recovery', () => {
     await seed()
     const before = await folderFiles(bed.dataDir)
     await rm(path.join(gitdir(), 'objects'), { recursive: true })
-    const { repo, recovery } = await openRepo({ dataDir: bed.dataDir, now })
+    const { repo, recovery } = await open({ dataDir: bed.dataDir, now })
     expect(recovery).toMatchObject({ kind: 'history-rebuilt', commitOid: repo.head() })
     expect(recovery?.message).toContain('3 files')
     expect(recovery?.message).toContain('set aside')
@@ -172,7 +190,7 @@ describe('start-up recovery', () => {
   it('finds the tip again when the ref is unreadable', async () => {
     const entries = await seed()
     await writeFile(path.join(gitdir(), 'refs', 'heads', 'main'), 'garbage\n')
-    const { repo, recovery } = await openRepo({ dataDir: bed.dataDir, now })
+    const { repo, recovery } = await open({ dataDir: bed.dataDir, now })
     expect(recovery?.kind).toBe('history-repaired')
     expect(repo.index.all()).toEqual(entries)
     await expectInSync()
@@ -180,7 +198,7 @@ describe('start-up recovery', () => {
 
   it('starts a history from existing files when the git directory is missing', async () => {
     await put('kept.md', 'kept')
-    const { repo, recovery } = await openRepo({ dataDir: bed.dataDir, now })
+    const { repo, recovery } = await open({ dataDir: bed.dataDir, now })
     expect(recovery).toMatchObject({ kind: 'history-rebuilt', commitOid: repo.head() })
     expect(recovery?.message).toContain('1 file')
     await expectInSync()
@@ -191,7 +209,7 @@ describe('start-up recovery', () => {
     await put('.git/config', 'not ours')
     const { symlink } = await import('node:fs/promises')
     await symlink('/etc/passwd', path.join(memories(), 'link.md'))
-    await openRepo({ dataDir: bed.dataDir, now })
+    await open({ dataDir: bed.dataDir, now })
     expect([...headFiles(bed.dataDir).keys()]).toEqual(['real.md'])
     fsck(bed.dataDir)
   })
@@ -204,7 +222,7 @@ describe('the side index', () => {
   it('is rebuilt from the commit trailers when missing', async () => {
     const entries = await seed()
     await rm(dir(), { recursive: true })
-    const { repo } = await openRepo({ dataDir: bed.dataDir, now })
+    const { repo } = await open({ dataDir: bed.dataDir, now })
     expect(repo.index.all()).toEqual(entries)
     const again = IndexFile.open(dir())
     expect(again.all()).toEqual(entries)
@@ -214,14 +232,14 @@ describe('the side index', () => {
   it('catches up when a commit landed but its index entry did not', async () => {
     const entries = await seed()
     await truncate(part('commits'), 2 * 64)
-    const { repo } = await openRepo({ dataDir: bed.dataDir, now })
+    const { repo } = await open({ dataDir: bed.dataDir, now })
     expect(repo.index.all()).toEqual(entries)
   })
 
   it('drops a torn append and re-adds the entry', async () => {
     const entries = await seed()
     await truncate(part('commits'), 3 * 64 - 20)
-    const { repo } = await openRepo({ dataDir: bed.dataDir, now })
+    const { repo } = await open({ dataDir: bed.dataDir, now })
     expect(repo.index.all()).toEqual(entries)
     expect((await readFile(part('commits'))).length).toBe(3 * 64)
   })
@@ -229,7 +247,7 @@ describe('the side index', () => {
   it('is rebuilt when it belongs to another history', async () => {
     const entries = await seed()
     writeIndex(dir(), [{ ...entries[0]!, oid: 'f'.repeat(40) }])
-    const { repo } = await openRepo({ dataDir: bed.dataDir, now })
+    const { repo } = await open({ dataDir: bed.dataDir, now })
     expect(repo.index.all()).toEqual(entries)
   })
 
@@ -240,7 +258,7 @@ describe('the side index', () => {
       const bytes = await readFile(part('commits'))
       bytes[at] = (bytes[at] as number) ^ 0x22
       await writeFile(part('commits'), bytes)
-      const { repo } = await openRepo({ dataDir: bed.dataDir, now })
+      const { repo } = await open({ dataDir: bed.dataDir, now })
       // Either open saw it and rebuilt, or the check run when idle reports it.
       if (!(await checkIndex(repo.store, repo.index))) {
         const rebuilt = await rebuildIndex(repo.store, repo.index.dir, repo.head())
@@ -258,13 +276,13 @@ describe('the side index', () => {
     await rm(dir(), { recursive: true })
     const legacy = path.join(gitdir(), 'cairn-index.jsonl')
     await writeFile(legacy, entries.map((entry) => `${JSON.stringify(entry)}\n`).join(''))
-    const { repo } = await openRepo({ dataDir: bed.dataDir, now })
+    const { repo } = await open({ dataDir: bed.dataDir, now })
     expect(repo.index.all()).toEqual(entries)
     expect(existsSync(legacy)).toBe(false)
   })
 
   it('rebuilt from the commits equals the one kept commit by commit', async () => {
-    const { repo } = await openRepo({ dataDir: bed.dataDir, now })
+    const { repo } = await open({ dataDir: bed.dataDir, now })
     const commit = (paths: ReadonlyArray<string> | 'all', extra: Partial<CommitIntent> = {}) =>
       repo.commit(paths, { ...intent, ...extra })
     await put('a.md', 'a')
@@ -366,7 +384,7 @@ describe('an open that fails after its recovery commit was logged', () => {
     // Left open, the log (its idle checkpoint armed by the append) would run later, with
     // whatever instance holds the folder by then.
     expect(openFiles().filter((file) => !before.includes(file))).toEqual([])
-    const { repo } = await openRepo({ dataDir: bed.dataDir, now })
+    const { repo } = await open({ dataDir: bed.dataDir, now })
     repo.store.close()
     await expectInSync()
   })
