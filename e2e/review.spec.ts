@@ -252,7 +252,11 @@ test.describe('reviewing from the chat card', () => {
     await expect(card).toContainText('Waiting for you')
     await write('Likes water\n')
     await review.approve()
-    await expect(review.region.getByRole('note')).toContainText('It can only be declined now')
+    // Said once: the refusal names the problem and the way on; no note repeats it.
+    await expect(review.region.getByRole('alert')).toContainText(
+      'This change can no longer be applied; decline it instead.',
+    )
+    await expect(review.region.getByText('only be declined', { exact: false })).toHaveCount(0)
     const approve = review.region.getByRole('button', { name: 'Approve', exact: true })
     await expect(approve).toBeDisabled()
     await write('Likes tea\n')

@@ -38,12 +38,12 @@ export function BlameView(props: {
   const [limit, setLimit] = useState(BLAME_ROWS_SHOWN)
   const all = props.lines
   const lines = all.length > limit ? all.slice(0, limit) : all
-  if (lines.length === 0) return <p className="hint blame-note">This file is empty.</p>
+  if (lines.length === 0) return <p className="hint view-note">This file is empty.</p>
   const cut = all.filter((line) => line.damagedBefore).length
   return (
     <>
       {cut > 0 && (
-        <p className="hint blame-note blame-damaged" role="note">
+        <p className="hint view-note blame-damaged" role="note">
           An older version of this file is damaged in the history, so tracing stopped there:{' '}
           {cut === 1 ? 'one line' : `${cut.toLocaleString()} lines`} may be older than the change
           shown beside {cut === 1 ? 'it' : 'them'}.
@@ -105,7 +105,7 @@ export function LoadedBlame(props: {
   const refused = blame.errorCode === 'too-large' || blame.errorCode === 'not-text'
   return (
     <>
-      {blame.error && refused && <p className="hint blame-note">{blame.error}</p>}
+      {blame.error && refused && <p className="hint view-note">{blame.error}</p>}
       {blame.error && !refused && (
         <Banner tone="error" compact onRetry={blame.reload}>
           {blame.error}

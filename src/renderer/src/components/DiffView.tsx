@@ -44,14 +44,14 @@ export function DiffView(props: {
   const [limit, setLimit] = useState(DIFF_ROWS_SHOWN)
   if (change.damaged) {
     return (
-      <p className="hint hist-diff-note hist-damaged" role="note">
+      <p className="hint view-note hist-damaged" role="note">
         The history&apos;s copy of this version is damaged (missing or corrupt), so it cannot be
         shown. The rest of the history is not affected.
       </p>
     )
   }
   if (change.binary) {
-    return <p className="hint hist-diff-note">Binary file — its contents cannot be compared.</p>
+    return <p className="hint view-note">Binary file — its contents cannot be compared.</p>
   }
   if (change.beforeDamaged) {
     return <WholeVersion text={change.after ?? ''} path={change.path} />
@@ -59,7 +59,7 @@ export function DiffView(props: {
   const model = diffModelOf(change)
   if (model.added === 0 && model.removed === 0) {
     return (
-      <p className="hint hist-diff-note">
+      <p className="hint view-note">
         {change.status === 'renamed'
           ? 'Renamed without changes to its content.'
           : 'No changes to the text.'}
@@ -71,7 +71,7 @@ export function DiffView(props: {
   const unified = model.unified.slice(0, limit)
   const split = model.split.slice(0, limit)
   const notes = model.unpaired && (
-    <p className="hint hist-diff-note" role="note">
+    <p className="hint view-note" role="note">
       Too many changes to pair line by line: the whole old version is shown removed and the whole
       new version added.
     </p>
@@ -167,7 +167,7 @@ function WholeVersion(props: { readonly text: string; readonly path: string }) {
   if (props.text.endsWith('\n')) lines.pop()
   return (
     <>
-      <p className="hint hist-diff-note" role="note">
+      <p className="hint view-note" role="note">
         Compared with an earlier version that is damaged, so shown whole.
       </p>
       <div

@@ -12,10 +12,15 @@ import './components.css'
 /** Every `retryableLazy` part whose code failed to load, each renewing its `lazy` when called. */
 const failedLoads = new Set<() => void>()
 
+/** Gives every part whose code failed to load a new `lazy`, so its next render asks again. */
+function renewFailedLoads() {
+  for (const renew of [...failedLoads]) renew()
+}
+
 /**
  * `React.lazy` that can be asked again: React keeps a failed `lazy` failed, so this one makes a
- * new `lazy` for its part after a failure when a `LazyPart`'s Retry asks (a part that loaded is
- * left as it is, its state kept).
+ * new `lazy` for its part after a failure when a `LazyPart` mounts again or its Retry asks (a part
+ * that loaded is left as it is, its state kept).
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as React.lazy's own signature
 export function retryableLazy<T extends ComponentType<any>>(
@@ -53,18 +58,26 @@ interface Props {
 /**
  * A part of the window whose code loads on first use (`retryableLazy`): its wait, and if its
  * code cannot be loaded (a chunk refused or missing), a local message with Retry in its place
- * while the rest of the window stays; Retry loads the code again. A dialog's failure also closes
- * by Escape or Close. Never shows the error itself.
+ * while the rest of the window stays; Retry loads the code again, and so does the part shown
+ * again (a dialog closed and reopened). A dialog's failure also closes by Escape or Close. Never
+ * shows the error itself.
  */
 export class LazyPart extends Component<Props, { failed: boolean }> {
   override state = { failed: false }
+
+  constructor(props: Props) {
+    super(props)
+    // Shown again after a failure (closed and reopened), the part asks for its code again
+    // rather than throwing React's stored failure at once.
+    renewFailedLoads()
+  }
 
   static getDerivedStateFromError(): { failed: boolean } {
     return { failed: true }
   }
 
   private readonly retry = () => {
-    for (const renew of [...failedLoads]) renew()
+    renewFailedLoads()
     this.setState({ failed: false })
   }
 

@@ -19,7 +19,7 @@ export function MoreRows(props: {
   if (all <= shown) return null
   return (
     <div className={props.className ? `more-rows ${props.className}` : 'more-rows'}>
-      <p className="hint">
+      <p className="hint view-note">
         Showing the first {shown.toLocaleString('en-US')} of {all.toLocaleString('en-US')} lines
         {props.of ? ` of ${props.of}` : ''}.
       </p>

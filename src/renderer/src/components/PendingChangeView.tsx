@@ -202,7 +202,9 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
         <ChangePreview change={change} />
       )}
 
-      {change.problem && (
+      {/* A refused Approve says the problem and that the change can only be declined: the
+          note under it would say both again. */}
+      {change.problem && !error?.startsWith(change.problem) && (
         <p className="review-problem" role="note">
           <icons.alert /> {change.problem} It can only be declined now.
         </p>

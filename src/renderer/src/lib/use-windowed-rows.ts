@@ -14,7 +14,8 @@ const OVERSCAN = 12
  * Gives the virtualizer and where the list starts inside its parent (`margin`: a notice may sit
  * above it), which each row's offset subtracts. Rows of one height give `rowHeight` as a number;
  * rows of several heights give each row's estimate, name each row (`keyOf`, so a measured height
- * follows its row when the list changes) and hand each drawn row to `virtualizer.measureElement`.
+ * follows its row when the list changes: one function while the rows stay the same, as every new
+ * one re-keys every row) and hand each drawn row to `virtualizer.measureElement`.
  */
 export function useWindowedRows(options: {
   readonly count: number

@@ -1,4 +1,12 @@
-import { useEffect, useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent } from 'react'
+import {
+  useCallback,
+  useEffect,
+  useLayoutEffect,
+  useMemo,
+  useRef,
+  useState,
+  type KeyboardEvent,
+} from 'react'
 import type { VirtualItem } from '@tanstack/react-virtual'
 import type { ConversationSummary } from '../../../../shared/types'
 import { Banner } from '../../components/Banner'
@@ -134,10 +142,14 @@ export function ConversationSidebar() {
   )
   // The open conversation is scrolled into view when it changes or moves (a reply puts it first).
   const openLine = conversationId === null ? undefined : lineOf.get(conversationId)
+  // One function while the lines stay the same: the virtualizer re-keys every line (10,000 key
+  // look-ups at 10,000 conversations) whenever it changes. It follows `items`, not their count:
+  // a rename reorders the lines without changing how many there are.
+  const keyOf = useCallback((index: number) => lineKey(items[index]), [items])
   const { virtualizer, margin } = useWindowedRows({
     count: items.length,
     rowHeight: (index) => lineHeight(items[index], renaming),
-    keyOf: (index) => lineKey(items[index]),
+    keyOf,
     listRef,
     scrollRef,
     pinned,
@@ -266,8 +278,8 @@ export function ConversationSidebar() {
 
       <div className="conv-groups" data-banner-fallback="" ref={scrollRef}>
         <div ref={listRef} className="conv-window" style={{ height: virtualizer.getTotalSize() }}>
-          {drawnGroups(items, virtualizer.getVirtualItems()).map(({ group, lines }) => (
-            <section key={group} aria-label={group} className="conv-group">
+          {drawnGroups(items, drawn).map(({ group, lines }) => (
+            <section key={group} aria-label={group}>
               {lines.map(({ item, index, start }) =>
                 item.kind === 'label' ? (
                   <h2

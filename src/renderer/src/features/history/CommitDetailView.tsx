@@ -230,7 +230,7 @@ export function CommitDetailView(props: {
           </p>
         )}
         {detail.changes.length === 0 && (
-          <p className="hint hist-diff-note">This change did not modify any file.</p>
+          <p className="hint view-note">This change did not modify any file.</p>
         )}
         {detail.changes.map((change) =>
           mode === 'blame' ? (

@@ -22,14 +22,14 @@ export function FileBlameView(props: {
         </span>
       </header>
       {gone ? (
-        <p className="hint hist-diff-note">
+        <p className="hint view-note">
           This change deleted the file: it has no lines left to trace.
         </p>
       ) : change.binary ? (
-        <p className="hint hist-diff-note">Binary file — it has no lines to trace.</p>
+        <p className="hint view-note">Binary file — it has no lines to trace.</p>
       ) : change.omitted && !asked ? (
         <div className="hist-omitted">
-          <p className="hint hist-diff-note">
+          <p className="hint view-note">
             This file is large, so its lines were not traced with the others.
           </p>
           <button type="button" className="button button-small" onClick={() => setAsked(true)}>

@@ -82,7 +82,7 @@ export function FileChangeView(props: {
       </header>
       {change.omitted ? (
         <div className="hist-omitted">
-          <p className="hint hist-diff-note">
+          <p className="hint view-note">
             {loaded.state === 'failed'
               ? loaded.message
               : 'This change is large, so its diff was not loaded with the others.'}

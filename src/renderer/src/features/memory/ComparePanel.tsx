@@ -69,7 +69,7 @@ export function ComparePanel(props: {
           {shown && (
             <article className="hist-file" aria-label={`Diff of ${displayPath(shown.path)}`}>
               {shown.omitted ? (
-                <p className="hint hist-diff-note">
+                <p className="hint view-note">
                   This file is too large to compare here; open it in History instead.
                 </p>
               ) : (
