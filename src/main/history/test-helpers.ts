@@ -45,10 +45,14 @@ export async function dropNewestIndexEntry(dataDir: string): Promise<void> {
   }
 }
 
-/** A fresh data folder under the OS temp dir; `cleanup` removes it. */
+/**
+ * A fresh data folder under the OS temp dir; `cleanup` removes it. Tried again when a file
+ * appears in a folder as it is removed (ENOTEMPTY): a history a test opened and left open
+ * makes its object store's spare files in objects/ between commands, until the folder is gone.
+ */
 export async function tempDataDir(): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-history-'))
-  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) }
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true, maxRetries: 10 }) }
 }
 
 /** The data folder, and the memory opened on it, of the test running (`memoryTestBed`). */
