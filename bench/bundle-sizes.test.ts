@@ -33,7 +33,7 @@ beforeAll(async () => {
   atStart = await bundleSources(renderer, sizes.initial, repoRoot)
   later = await bundleSources(renderer, sizes.lazy, repoRoot)
 }, 300_000)
-afterAll(() => fs.rmSync(outDir, { recursive: true, force: true }))
+afterAll(() => fs.rmSync(outDir, { recursive: true, force: true, maxRetries: 10 }))
 
 const renderer = 'src/renderer/src/'
 /** What only later screens show: none of it may load with the first screen. */

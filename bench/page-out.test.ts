@@ -35,7 +35,7 @@ beforeEach(() => {
   admin = path.join(root, 'admin')
   reclaim = path.join(root, 'reclaim')
 })
-afterEach(() => fs.rmSync(root, { recursive: true, force: true }))
+afterEach(() => fs.rmSync(root, { recursive: true, force: true, maxRetries: 10 }))
 
 describe('pageOutNote', () => {
   it('names a running kdamond that pages out, with its idle age and quota', () => {

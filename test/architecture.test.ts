@@ -334,7 +334,7 @@ describe('the room checks (probes)', () => {
         /probe-f\.ts: the import "..\/history\/gone\.js" names no file/,
       )
     } finally {
-      rmSync(base, { recursive: true, force: true })
+      rmSync(base, { recursive: true, force: true, maxRetries: 10 })
     }
   })
 

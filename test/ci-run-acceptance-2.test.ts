@@ -25,7 +25,8 @@ import { afterEach, describe, expect, it } from 'vitest'
 const script = path.resolve('.ci/run')
 const folders: string[] = []
 afterEach(() => {
-  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true })
+  for (const folder of folders.splice(0))
+    rmSync(folder, { recursive: true, force: true, maxRetries: 10 })
 })
 
 interface Machine {

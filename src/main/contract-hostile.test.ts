@@ -49,7 +49,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await core.close()
-  rmSync(dataDir, { recursive: true, force: true })
+  rmSync(dataDir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 /**

@@ -93,7 +93,7 @@ afterEach(async () => {
   failing.memoryClose = false
   await open?.close()
   open = undefined
-  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true })
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true, maxRetries: 10 })
   dataDir = undefined
 })
 

@@ -17,7 +17,7 @@ afterEach(async () => {
   // A child the helper left (the old code) must not outlive this test nor hold its folder.
   for (const pid of childrenIn(dataDir)) process.kill(pid, 'SIGKILL')
   await vi.waitFor(() => expect(childrenIn(dataDir)).toEqual([]), { timeout: 30_000 })
-  await rm(dataDir, { recursive: true, force: true })
+  await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 /** The processes whose command line names `dir`, as `/proc` lists them. */

@@ -146,7 +146,7 @@ export function coreThroughFakeApi(options: CoreThroughFakeApiOptions): CoreThro
     await fake?.close()
     core = null
     fake = null
-    await rm(dataDir, { recursive: true, force: true })
+    await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
   })
 
   const harness: CoreThroughFakeApi = {

@@ -15,7 +15,7 @@ let core: Core | undefined
 let base: string | undefined
 afterEach(async () => {
   await core?.close()
-  if (base) fs.rmSync(base, { recursive: true, force: true })
+  if (base) fs.rmSync(base, { recursive: true, force: true, maxRetries: 10 })
   core = undefined
   base = undefined
 })

@@ -12,7 +12,7 @@ let core: Core | undefined
 let dir: string | undefined
 afterEach(async () => {
   await core?.close()
-  if (dir) await rm(dir, { recursive: true, force: true })
+  if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 10 })
   core = undefined
   dir = undefined
 })

@@ -14,7 +14,7 @@ let dir: string | undefined
 afterEach(async () => {
   for (const core of cores) await core.close()
   cores = []
-  if (dir) fs.rmSync(dir, { recursive: true, force: true })
+  if (dir) fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10 })
   dir = undefined
 })
 

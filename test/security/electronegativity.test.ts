@@ -80,7 +80,7 @@ window.loadURL('http://example.com')
         expect(ids, id).toContain(id)
       }
     } finally {
-      await rm(dir, { recursive: true, force: true })
+      await rm(dir, { recursive: true, force: true, maxRetries: 10 })
     }
   }, 60_000)
 })

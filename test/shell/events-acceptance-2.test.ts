@@ -34,7 +34,7 @@ afterEach(async () => {
 async function startApp(): Promise<{ standIn: ElectronStandIn; userData: string }> {
   await builtFile('out/main/index.js', ['src/main', 'src/shared'])
   const userData = await mkdtemp(path.join(os.tmpdir(), 'cairn-shell-events-'))
-  cleanups.push(() => rm(userData, { recursive: true, force: true }))
+  cleanups.push(() => rm(userData, { recursive: true, force: true, maxRetries: 10 }))
   const standIn = createElectronStandIn({ userData })
   current.standIn = standIn
   const saved = process.env['CAIRN_DATA_DIR']

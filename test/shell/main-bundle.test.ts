@@ -43,7 +43,7 @@ afterEach(async () => {
 
 async function tempDir(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-shell-'))
-  cleanups.push(() => rm(dir, { recursive: true, force: true }))
+  cleanups.push(() => rm(dir, { recursive: true, force: true, maxRetries: 10 }))
   return dir
 }
 

@@ -45,7 +45,7 @@ function bindReadOnly(dir: string): void {
 
 async function tempDir(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-shell-ro-'))
-  cleanups.push(() => rm(dir, { recursive: true, force: true }))
+  cleanups.push(() => rm(dir, { recursive: true, force: true, maxRetries: 10 }))
   return dir
 }
 

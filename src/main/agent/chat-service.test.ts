@@ -129,7 +129,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await chat.close()
   await fake.close()
-  await rm(dataDir, { recursive: true, force: true })
+  await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 async function turn(conversationId: string | null, text: string) {

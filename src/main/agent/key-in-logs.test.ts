@@ -33,7 +33,7 @@ const { logger: fileLogger, read: readLog } = logFileIn(() => logDir)
 const cairn = coreThroughFakeApi({ prefix: 'cairn-key-in-logs-', apiKey: KEY, logger: fileLogger })
 
 afterEach(async () => {
-  if (logDir) await rm(logDir, { recursive: true, force: true })
+  if (logDir) await rm(logDir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 /** What a proxy on the way adds: the key echoed in a response header the SDK logs at debug. */

@@ -39,7 +39,7 @@ afterEach(async () => {
   await fake.close()
   await restarted?.close()
   restarted = null
-  await rm(dataDir, { recursive: true, force: true })
+  await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 function git(...args: string[]): string {

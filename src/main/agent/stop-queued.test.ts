@@ -37,7 +37,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await memory.close()
   await fake.close()
-  await rm(dataDir, { recursive: true, force: true })
+  await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 const gitLog = () =>

@@ -22,7 +22,7 @@ beforeEach(async () => {
   await mkdir(path.join(dataDir, 'conversations'))
   logger = createRecordingLogger()
 })
-afterEach(() => rm(dataDir, { recursive: true, force: true }))
+afterEach(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10 }))
 
 const file = () => path.join(dataDir, 'conversations', `${ID}.json`)
 

@@ -15,7 +15,7 @@ let dataDir: string
 beforeEach(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-conversation-close-'))
 })
-afterEach(() => rm(dataDir, { recursive: true, force: true }))
+afterEach(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10 }))
 
 describe('a save whose replaced file fails to close', () => {
   it('is saved, told as saved, and read back as Cairn’s own', async () => {

@@ -23,7 +23,7 @@ beforeEach(async () => {
 })
 
 afterEach(async () => {
-  await rm(dataDir, { recursive: true, force: true })
+  await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 const user = (text: string): StoredMessage => ({

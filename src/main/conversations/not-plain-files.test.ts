@@ -20,8 +20,8 @@ beforeEach(async () => {
   outside = await mkdtemp(path.join(os.tmpdir(), 'cairn-outside-'))
 })
 afterEach(async () => {
-  await rm(dataDir, { recursive: true, force: true })
-  await rm(outside, { recursive: true, force: true })
+  await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
+  await rm(outside, { recursive: true, force: true, maxRetries: 10 })
 })
 
 const open = () =>

@@ -42,7 +42,7 @@ beforeEach(async () => {
 afterEach(async () => {
   hook.before = null
   hook.after = null
-  await rm(dataDir, { recursive: true, force: true })
+  await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 const conversations = () => path.join(dataDir, 'conversations')

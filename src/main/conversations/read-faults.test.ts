@@ -16,7 +16,7 @@ let dataDir = ''
 beforeEach(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-conversation-reads-'))
 })
-afterEach(() => rm(dataDir, { recursive: true, force: true }))
+afterEach(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10 }))
 
 const open = () =>
   createConversationStore({ dataDir, now: () => Date.now(), logger: createRecordingLogger() })

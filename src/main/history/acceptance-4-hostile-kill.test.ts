@@ -60,7 +60,7 @@ beforeAll(async () => {
   await run({ command: 'create', path: '/memories/d', file_text: 'd is a file\n' })
   await memory.close()
 }, 60_000)
-afterAll(() => rmSync(work, { recursive: true, force: true }))
+afterAll(() => rmSync(work, { recursive: true, force: true, maxRetries: 10 }))
 
 let copies = 0
 function freshCopy(): string {
@@ -130,7 +130,7 @@ describe('SIGKILL just before each disk-changing call of a restore', () => {
         ).trim()
         expect(last, where).toBe(`You|${command}`)
       }
-      rmSync(dataDir, { recursive: true, force: true })
+      rmSync(dataDir, { recursive: true, force: true, maxRetries: 10 })
     }
     expect(states.before).toBeGreaterThan(0)
     expect(states.after).toBeGreaterThan(0)
@@ -152,7 +152,7 @@ describe('SIGKILL just before each disk-changing call of a restore', () => {
         statSync(path.join(memories, 'd'), { throwIfNoEntry: false })?.isFile() === true &&
         statSync(path.join(memories, 'a.md'), { throwIfNoEntry: false })?.isDirectory() === true
       if (!untouched) {
-        rmSync(dataDir, { recursive: true, force: true })
+        rmSync(dataDir, { recursive: true, force: true, maxRetries: 10 })
         continue
       }
       tried++
@@ -184,7 +184,7 @@ describe('SIGKILL just before each disk-changing call of a restore', () => {
       }
       expect(await headFolderDifferences(dataDir), where).toEqual([])
       expect(fsck(dataDir), where).toBe('')
-      rmSync(dataDir, { recursive: true, force: true })
+      rmSync(dataDir, { recursive: true, force: true, maxRetries: 10 })
       if (tried === 3) break
     }
     expect(tried).toBeGreaterThan(0)

@@ -39,7 +39,7 @@ const dirs: string[] = []
 const opened: IndexFile[] = []
 afterEach(() => {
   for (const index of opened.splice(0)) index.close()
-  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true })
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 /** A real side index on disk holding `entries`, oldest first. */

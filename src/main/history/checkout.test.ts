@@ -306,7 +306,11 @@ describe('a move the folder cannot take', () => {
           ? { 'a.md': 'a\n', 'projects/.git/config': '[core]\n' }
           : { 'a.md': 'a\n' },
       )
-      await rm(path.join(dataDir, 'memories', 'projects'), { recursive: true, force: true })
+      await rm(path.join(dataDir, 'memories', 'projects'), {
+        recursive: true,
+        force: true,
+        maxRetries: 10,
+      })
       await expectInSync()
       // And it opens again, with nothing more to say.
       expect((await openRepo({ dataDir, now })).recovery).toBeNull()

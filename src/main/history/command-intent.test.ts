@@ -13,7 +13,7 @@ let gitdir: string
 beforeEach(async () => {
   gitdir = await mkdtemp(path.join(os.tmpdir(), 'cairn-intent-'))
 })
-afterEach(() => rm(gitdir, { recursive: true, force: true }))
+afterEach(() => rm(gitdir, { recursive: true, force: true, maxRetries: 10 }))
 
 describe('the note of the command in flight, whose close fails after the write', () => {
   it('is taken as written, and blanked once its command is done', async () => {

@@ -35,7 +35,7 @@ let root: string
 beforeAll(() => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-crash-'))
 })
-afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
+afterAll(() => fs.rmSync(root, { recursive: true, force: true, maxRetries: 10 }))
 
 /**
  * How a round's child dies: by a timer `ms` after it opened; by its own hand inside open, just

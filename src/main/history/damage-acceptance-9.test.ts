@@ -29,7 +29,7 @@ beforeAll(() => {
   scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'probe32b-damage-'))
   outside = path.join(scratch, 'outside')
 })
-afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }))
+afterAll(() => fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 10 }))
 
 interface Seeded {
   readonly dataDir: string
@@ -327,7 +327,7 @@ const DAMAGES: ReadonlyArray<Damage> = [
     kept: 'objects-pack-',
     apply: (s) => {
       const dir = path.join(gitdir(s), 'objects', 'pack')
-      fs.rmSync(dir, { recursive: true, force: true })
+      fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10 })
       fs.writeFileSync(dir, 'not a folder')
     },
   },

@@ -39,7 +39,7 @@ let outside = ''
 beforeEach(async () => {
   outside = await mkdtemp(path.join(os.tmpdir(), 'cairn-outside-'))
 })
-afterEach(() => rm(outside, { recursive: true, force: true }))
+afterEach(() => rm(outside, { recursive: true, force: true, maxRetries: 10 }))
 
 interface Seeded {
   readonly commits: ReadonlyArray<string>

@@ -43,7 +43,7 @@ let scratch: string
 beforeAll(() => {
   scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-damage-'))
 })
-afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }))
+afterAll(() => fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 10 }))
 
 let seedCount = 0
 async function seed(variant: number): Promise<Seeded> {
@@ -326,7 +326,7 @@ async function checkDamage(damage: Damage, variant: number): Promise<void> {
     }
   } finally {
     await memory?.close()
-    fs.rmSync(s.dataDir, { recursive: true, force: true })
+    fs.rmSync(s.dataDir, { recursive: true, force: true, maxRetries: 10 })
   }
 }
 

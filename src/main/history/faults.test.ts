@@ -103,7 +103,7 @@ beforeAll(async () => {
   // Named as Cairn names its temp files: only those are leftovers (a person's look-alike stays).
   fs.writeFileSync(path.join(template, 'memories', `.cairn-tmp-${randomUUID()}`), 'half')
 })
-afterAll(() => fs.rmSync(scratch, { recursive: true, force: true }))
+afterAll(() => fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 10 }))
 
 function clock(): () => number {
   let time = 1_700_000_000_000
@@ -112,7 +112,7 @@ function clock(): () => number {
 
 function fresh(name: string, from = template): string {
   const dir = path.join(scratch, name)
-  fs.rmSync(dir, { recursive: true, force: true })
+  fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10 })
   fs.cpSync(from, dir, { recursive: true })
   return dir
 }
@@ -362,7 +362,7 @@ async function runWithFault(
   } finally {
     restore()
     await memory?.close()
-    fs.rmSync(dataDir, { recursive: true, force: true })
+    fs.rmSync(dataDir, { recursive: true, force: true, maxRetries: 10 })
   }
 }
 

@@ -41,7 +41,7 @@ async function mountFewInodes(inodes: number): Promise<SmallDisk> {
       dir,
     ])
   } catch (error) {
-    await rm(dir, { recursive: true, force: true })
+    await rm(dir, { recursive: true, force: true, maxRetries: 10 })
     throw new Error(`Cannot mount a tmpfs for the inode test. Run the tests as root.`, {
       cause: error,
     })
@@ -61,10 +61,10 @@ async function mountFewInodes(inodes: number): Promise<SmallDisk> {
         }
       }
     },
-    free: () => rm(filler, { recursive: true, force: true }),
+    free: () => rm(filler, { recursive: true, force: true, maxRetries: 10 }),
     async unmount() {
       execFileSync('umount', [dir])
-      await rm(dir, { recursive: true, force: true })
+      await rm(dir, { recursive: true, force: true, maxRetries: 10 })
     },
   }
 }

@@ -126,7 +126,7 @@ let base: string
 beforeAll(() => {
   base = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-fuzz-'))
 })
-afterAll(() => fs.rmSync(base, { recursive: true, force: true }))
+afterAll(() => fs.rmSync(base, { recursive: true, force: true, maxRetries: 10 }))
 
 function makeTree(dir: string): void {
   fs.mkdirSync(path.join(dir, 'deep'), { recursive: true })
@@ -199,7 +199,7 @@ async function runActions(actions: ReadonlyArray<Action>): Promise<number> {
               ? outside
               : path.join(dataDir, 'memories', 'd')
         try {
-          fs.rmSync(at, { recursive: true, force: true })
+          fs.rmSync(at, { recursive: true, force: true, maxRetries: 10 })
           fs.mkdirSync(path.dirname(at), { recursive: true })
           fs.symlinkSync(target, at)
         } catch {
@@ -228,8 +228,8 @@ async function runActions(actions: ReadonlyArray<Action>): Promise<number> {
     expectNoEscape('end')
   } finally {
     await memory.close()
-    fs.rmSync(dataDir, { recursive: true, force: true })
-    fs.rmSync(outside, { recursive: true, force: true })
+    fs.rmSync(dataDir, { recursive: true, force: true, maxRetries: 10 })
+    fs.rmSync(outside, { recursive: true, force: true, maxRetries: 10 })
   }
   return commands
 }

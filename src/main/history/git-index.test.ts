@@ -380,7 +380,7 @@ describe("git's index.lock left by a git that is gone", () => {
         expect((await readFile(lock)).equals(held)).toBe(true)
         expect(await ann.finish()).toBe(0)
       } finally {
-        if (mounted) await rm(mounted, { recursive: true, force: true })
+        if (mounted) await rm(mounted, { recursive: true, force: true, maxRetries: 10 })
       }
       expect(subjects()[0]).toBe('Ann Smith|Ann wrote this')
       expect(gitCli(bed.dataDir, 'ls-tree', '--name-only', 'main')).not.toContain('z-last.md')

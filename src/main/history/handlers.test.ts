@@ -121,7 +121,7 @@ describe('memory and history channels in the core', () => {
       expect(read).toMatchObject({ ok: false, error: { code: 'not-found' } })
       expect(JSON.stringify(read)).not.toContain('outside secret')
     } finally {
-      await rm(outside, { recursive: true, force: true })
+      await rm(outside, { recursive: true, force: true, maxRetries: 10 })
     }
   })
 

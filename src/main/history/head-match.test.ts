@@ -344,7 +344,7 @@ describe('open when the folder is exactly HEAD', () => {
       expect(commits[0]).toBe(commits[1])
       expect(gitCli(dataDir, 'show', '--stat', 'main')).toBe(gitCli(slow, 'show', '--stat', 'main'))
     } finally {
-      await rm(slow, { recursive: true, force: true })
+      await rm(slow, { recursive: true, force: true, maxRetries: 10 })
     }
   })
 
@@ -1317,7 +1317,7 @@ describe("each folder's tree id kept with the stat cache", () => {
           await closeSaving(next.repo)
         }
       } finally {
-        await rm(main, { recursive: true, force: true })
+        await rm(main, { recursive: true, force: true, maxRetries: 10 })
       }
     })
   }
@@ -1483,7 +1483,7 @@ describe("each folder's tree id kept with the stat cache", () => {
         }
         expect(later[1]).toEqual([])
       } finally {
-        await rm(main, { recursive: true, force: true })
+        await rm(main, { recursive: true, force: true, maxRetries: 10 })
       }
     })
   }

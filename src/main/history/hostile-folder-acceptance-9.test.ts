@@ -29,7 +29,7 @@ beforeEach(() => {
 afterEach(async () => {
   await memory?.close()
   memory = null
-  fs.rmSync(scratch, { recursive: true, force: true })
+  fs.rmSync(scratch, { recursive: true, force: true, maxRetries: 10 })
 })
 
 function makeHostileFolder(): void {

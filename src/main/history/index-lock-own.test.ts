@@ -48,7 +48,7 @@ afterEach(async () => {
       await gone
     }
   }
-  rmSync(dir, { recursive: true, force: true })
+  rmSync(dir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 // An empty index of a commit no one reads: what a write needs to take the lock and fill it.

@@ -18,7 +18,7 @@ beforeEach(() => {
   root = mkdtempSync(path.join(os.tmpdir(), 'cairn-names-check-'))
   dir = path.join(root, 'cairn-index')
 })
-afterEach(() => rmSync(root, { recursive: true, force: true }))
+afterEach(() => rmSync(root, { recursive: true, force: true, maxRetries: 10 }))
 
 const oid = (i: number) => i.toString(16).padStart(40, 'a')
 

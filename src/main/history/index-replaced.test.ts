@@ -26,7 +26,7 @@ beforeEach(() => {
   root = mkdtempSync(path.join(os.tmpdir(), 'cairn-replaced-'))
   dir = path.join(root, 'cairn-index')
 })
-afterEach(() => rmSync(root, { recursive: true, force: true }))
+afterEach(() => rmSync(root, { recursive: true, force: true, maxRetries: 10 }))
 
 const oid = (i: number) => i.toString(16).padStart(40, 'b')
 // 3,000 entries: open reads the newest 1,024 records, the rest when first asked for.

@@ -68,7 +68,7 @@ beforeAll(async () => {
   }
   await memory.close()
 })
-afterAll(() => rmSync(work, { recursive: true, force: true }))
+afterAll(() => rmSync(work, { recursive: true, force: true, maxRetries: 10 }))
 
 let copies = 0
 function freshCopy(): string {
@@ -150,7 +150,7 @@ describe('SIGKILL just before each disk-changing call of a memory command', () =
           ).trim()
           expect(last, where).toBe(`Claude|${String(command.command)}|toolu_killed`)
         }
-        rmSync(dataDir, { recursive: true, force: true })
+        rmSync(dataDir, { recursive: true, force: true, maxRetries: 10 })
       }
       // Both ends are reached: the early kills leave the old folder, the late ones the new.
       expect(states.before).toBeGreaterThan(0)

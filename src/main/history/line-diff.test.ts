@@ -9,7 +9,7 @@ let dir: string
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-line-diff-'))
 })
-afterAll(() => rm(dir, { recursive: true, force: true }))
+afterAll(() => rm(dir, { recursive: true, force: true, maxRetries: 10 }))
 
 /** The hunks `git diff --no-index -U0` finds (indent heuristic off), 0-based. */
 async function gitHunks(before: string, after: string): Promise<Hunk[]> {

@@ -28,7 +28,7 @@ beforeEach(() => {
 afterEach(() => {
   restoreDisk?.()
   restoreDisk = null
-  rmSync(gitdir, { recursive: true, force: true })
+  rmSync(gitdir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 /** The linked branch's packed-refs line names `old`; its loose file names a newer commit. */

@@ -59,7 +59,11 @@ describe('object folders', () => {
     // A new folder is made once; one removed since it was listed is made again.
     const fresh = Buffer.from('not in any folder yet\n')
     const freshId = store.hash('blob', fresh)
-    fs.rmSync(path.join(gitdir, 'objects', freshId.slice(0, 2)), { recursive: true, force: true })
+    fs.rmSync(path.join(gitdir, 'objects', freshId.slice(0, 2)), {
+      recursive: true,
+      force: true,
+      maxRetries: 10,
+    })
     const again = blobs(1)[0]!
     const againDir = path.join(gitdir, 'objects', ids[0]!.slice(0, 2))
     if (ids[0]!.slice(0, 2) !== freshId.slice(0, 2)) fs.rmSync(againDir, { recursive: true })

@@ -63,7 +63,7 @@ async function callsOfAnOpen(): Promise<number> {
     await memory.close()
   } finally {
     restore()
-    fs.rmSync(copy, { recursive: true, force: true })
+    fs.rmSync(copy, { recursive: true, force: true, maxRetries: 10 })
   }
   return probe.calls()
 }
@@ -118,7 +118,7 @@ describe('an open that fails with an error Cairn has no words for', () => {
   )
 
   it('an EEXIST on a first open keeps the words the start-up dialog had for it', async () => {
-    fs.rmSync(dataDir, { recursive: true, force: true })
+    fs.rmSync(dataDir, { recursive: true, force: true, maxRetries: 10 })
     fs.mkdirSync(dataDir)
     const said = new Set<string>()
     for (let n = 1; n <= 20; n++) {

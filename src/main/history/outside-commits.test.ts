@@ -159,7 +159,7 @@ describe('a commit made with git in Cairn’s repository', () => {
         await copyFile(path.join(clone, file), path.join(work(), file))
       }
     } finally {
-      await rm(clone, { recursive: true, force: true })
+      await rm(clone, { recursive: true, force: true, maxRetries: 10 })
     }
     await bed.reopen()
     expect(bed.memory.recovery).toBeNull()

@@ -72,7 +72,7 @@ async function expectWhole(): Promise<void> {
     rebuilt.close()
   } finally {
     kept.close()
-    await rm(scratch, { recursive: true, force: true })
+    await rm(scratch, { recursive: true, force: true, maxRetries: 10 })
   }
   fsck(bed.dataDir)
   expect(headFiles(bed.dataDir)).toEqual(await folderFiles(bed.dataDir))

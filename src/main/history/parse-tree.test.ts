@@ -145,7 +145,7 @@ describe('parseTreeEncoded', () => {
     beforeAll(() => {
       dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-parse-tree-'))
     })
-    afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+    afterAll(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10 }))
 
     it('reads the names and ids git ls-tree reports, ASCII and not', async () => {
       const gitdir = path.join(dir, 'history.git')

@@ -26,7 +26,7 @@ function entries(specs: ReadonlyArray<Partial<IndexEntry> & { files: string[] }>
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'cairn-queries-'))
 afterAll(() => {
   log.close()
-  rmSync(scratch, { recursive: true, force: true })
+  rmSync(scratch, { recursive: true, force: true, maxRetries: 10 })
 })
 
 /** The entries as a real side index on disk. */

@@ -19,7 +19,8 @@ import { writeFileSafely } from './work-tree'
 const repo = recoveryRepo()
 const outside: string[] = []
 afterEach(async () => {
-  for (const dir of outside.splice(0)) await rm(dir, { recursive: true, force: true })
+  for (const dir of outside.splice(0))
+    await rm(dir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 const blobOid = (text: string) =>

@@ -228,7 +228,7 @@ describe('memory at this reply, over versions damaged past their header', () => 
     ).trim()
     gitCli(dataDir, 'update-ref', 'refs/heads/main', after)
     // The side index rebuilt at open, from git's commits.
-    await rm(indexDirIn(dataDir), { recursive: true, force: true })
+    await rm(indexDirIn(dataDir), { recursive: true, force: true, maxRetries: 10 })
 
     const entries = await listed(withOdd)
     expect(entries.get('/memories/odd.md')).toMatchObject({ kind: 'file', damaged: true, size: 0 })

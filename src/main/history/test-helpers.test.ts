@@ -17,7 +17,7 @@ beforeEach(() => {
   fs.writeFileSync(path.join(dataDir, 'memories', 'a.md'), 'alpha\n')
   gitCli(dataDir, 'init', '--quiet', '--bare')
 })
-afterEach(() => fs.rmSync(dataDir, { recursive: true, force: true }))
+afterEach(() => fs.rmSync(dataDir, { recursive: true, force: true, maxRetries: 10 }))
 
 /** Commits the folder's a.md as `main` with the git CLI; returns its tree's id. */
 function commitA(): string {

@@ -250,7 +250,7 @@ export async function mountSmallDisk(size = '2m'): Promise<SmallDisk> {
       stdio: ['ignore', 'pipe', 'pipe'],
     })
   } catch (error) {
-    await rm(dir, { recursive: true, force: true })
+    await rm(dir, { recursive: true, force: true, maxRetries: 10 })
     throw new Error(
       `Cannot mount a tmpfs for the full-disk test (${String((error as Error).message).trim()}). Run the tests as root with mount allowed.`,
       { cause: error },
@@ -283,7 +283,7 @@ export async function mountSmallDisk(size = '2m'): Promise<SmallDisk> {
     free: () => rm(filler, { force: true }),
     async unmount() {
       execFileSync('umount', [dir])
-      await rm(dir, { recursive: true, force: true })
+      await rm(dir, { recursive: true, force: true, maxRetries: 10 })
     },
   }
 }
@@ -404,7 +404,7 @@ export async function simulatedSmallDisk(): Promise<SmallDisk> {
     },
     async unmount() {
       restore?.()
-      await rm(dir, { recursive: true, force: true })
+      await rm(dir, { recursive: true, force: true, maxRetries: 10 })
     },
   }
 }

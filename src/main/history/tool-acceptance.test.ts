@@ -81,7 +81,7 @@ async function seed(): Promise<string> {
     expect(result.isError, text(result)).toBe(false)
   }
   const sentinel = `${bed.dataDir}-sentinel`
-  rmSync(sentinel, { recursive: true, force: true })
+  rmSync(sentinel, { recursive: true, force: true, maxRetries: 10 })
   mkdirSync(sentinel)
   writeFileSync(path.join(sentinel, 'target.md'), 'sentinel\n')
   return sentinel
@@ -316,7 +316,7 @@ describe('a refused command, through the versioned memory', () => {
       expect(await state(sentinel)).toBe(before)
       expect(git('rev-list', '--count', 'main')).toBe(commits)
       fsck(bed.dataDir)
-      rmSync(sentinel, { recursive: true, force: true })
+      rmSync(sentinel, { recursive: true, force: true, maxRetries: 10 })
     },
     120_000,
   )
@@ -336,7 +336,7 @@ describe('a refused command, through the versioned memory', () => {
     )
     expect(result.commit).toBeNull()
     expect(await state(sentinel)).toBe(before)
-    rmSync(sentinel, { recursive: true, force: true })
+    rmSync(sentinel, { recursive: true, force: true, maxRetries: 10 })
   })
 })
 
@@ -495,7 +495,7 @@ describe("the docs' own refusal texts, through the versioned memory", () => {
     )
     expect(text(refused)).toBe('Error: File /memories/a.md already exists')
     expect(await state(sentinel)).toBe(before)
-    rmSync(sentinel, { recursive: true, force: true })
+    rmSync(sentinel, { recursive: true, force: true, maxRetries: 10 })
   })
 
   it('views an empty memory as the header and its own line, and a CRLF file with its CRs kept', async () => {

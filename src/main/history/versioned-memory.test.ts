@@ -236,7 +236,7 @@ describe('history through the public API', () => {
       expect([...headFiles(dataDir).keys()]).toEqual(['a.md'])
       fsck(dataDir)
     } finally {
-      await rm(outside, { recursive: true, force: true })
+      await rm(outside, { recursive: true, force: true, maxRetries: 10 })
     }
   })
 

@@ -19,7 +19,7 @@ beforeEach(async () => {
 afterEach(async () => {
   undoDisk()
   undoDisk = () => {}
-  await rm(root, { recursive: true, force: true })
+  await rm(root, { recursive: true, force: true, maxRetries: 10 })
 })
 
 /** The first bytes of a PNG `width` by `height`: its signature and IHDR chunk. */

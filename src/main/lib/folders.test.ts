@@ -28,7 +28,7 @@ beforeEach(() => {
   fs.mkdirSync(path.join(base, 'outside'))
   fs.writeFileSync(path.join(base, 'outside', 'f.md'), 'outside\n')
 })
-afterEach(() => fs.rmSync(base, { recursive: true, force: true }))
+afterEach(() => fs.rmSync(base, { recursive: true, force: true, maxRetries: 10 }))
 
 describe.each([
   ['named through handles', true],

@@ -17,7 +17,7 @@ beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-hiding-logger-'))
 })
 afterEach(async () => {
-  await rm(dir, { recursive: true, force: true })
+  await rm(dir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 /** Writes through a hiding logger over a console on a real file, and reads the file back. */

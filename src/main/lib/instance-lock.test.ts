@@ -19,7 +19,7 @@ beforeEach(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-lock-'))
   file = path.join(dir, LOCK_FILE)
 })
-afterEach(() => fs.rmSync(dir, { recursive: true, force: true }))
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10 }))
 
 /** The pid of a process that has exited. */
 function deadPid(): number {

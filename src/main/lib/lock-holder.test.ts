@@ -22,7 +22,7 @@ beforeEach(() => {
 })
 
 afterEach(() => {
-  fs.rmSync(dataDir, { recursive: true, force: true })
+  fs.rmSync(dataDir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 /** Leaves a lock as a Cairn that did not close would have, naming `fields`. */

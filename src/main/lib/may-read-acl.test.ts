@@ -25,7 +25,7 @@ beforeEach(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-acl-'))
   await chown(dataDir, NOBODY, NOBODY)
 })
-afterEach(() => rm(dataDir, { recursive: true, force: true }))
+afterEach(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10 }))
 
 function asNobody(...args: string[]): string {
   return execFileSync(

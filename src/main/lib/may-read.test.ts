@@ -27,7 +27,7 @@ afterEach(async () => {
   undoDisk()
   undoDisk = () => {}
   vi.restoreAllMocks()
-  await rm(dir, { recursive: true, force: true })
+  await rm(dir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 /** `access` failing with `codes[i]` at its i-th call (then passing); returns the calls made. */

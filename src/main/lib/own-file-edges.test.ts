@@ -16,7 +16,7 @@ let dir = ''
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-own-edges-'))
 })
-afterEach(() => rm(dir, { recursive: true, force: true }))
+afterEach(() => rm(dir, { recursive: true, force: true, maxRetries: 10 }))
 
 const CAP = 64
 const reads = [

@@ -24,7 +24,7 @@ let dataDir = ''
 beforeEach(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-own-readers-'))
 })
-afterEach(() => rm(dataDir, { recursive: true, force: true }))
+afterEach(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10 }))
 
 const KEY = 'sk-ant-api03-kept-on-disk'
 const CONFIG = { url: 'https://example.com/memory.git', username: 'me', intervalMinutes: 10 }

@@ -23,7 +23,7 @@ let dir = ''
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-plain-'))
 })
-afterEach(() => rm(dir, { recursive: true, force: true }))
+afterEach(() => rm(dir, { recursive: true, force: true, maxRetries: 10 }))
 
 describe('readPlainFile on a file that grows while read', () => {
   it('reads all of it, what came after the look in large reads, not a byte a call', () => {

@@ -13,7 +13,7 @@ beforeEach(() => {
 })
 afterEach(async () => {
   await worker.close()
-  rmSync(dir, { recursive: true, force: true })
+  rmSync(dir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 function files(count: number): string[] {

@@ -23,7 +23,7 @@ beforeEach(async () => {
 afterEach(async () => {
   undoDisk()
   undoDisk = () => {}
-  await rm(root, { recursive: true, force: true })
+  await rm(root, { recursive: true, force: true, maxRetries: 10 })
 })
 
 describe('memory files whose close fails after they were read', () => {

@@ -71,7 +71,9 @@ async function makePair(options: Partial<MemoryToolOptions> = {}): Promise<Pair>
 }
 
 afterEach(async () => {
-  await Promise.all(bases.splice(0).map((b) => fs.rm(b, { recursive: true, force: true })))
+  await Promise.all(
+    bases.splice(0).map((b) => fs.rm(b, { recursive: true, force: true, maxRetries: 10 })),
+  )
 })
 
 // Only deliberate difference inside listings: whole sizes keep their decimal (4.0K, as the docs show).

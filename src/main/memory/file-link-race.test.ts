@@ -27,7 +27,7 @@ beforeEach(() => {
   fs.mkdirSync(root)
   makeOutside(outside)
 })
-afterEach(() => fs.rmSync(base, { recursive: true, force: true }))
+afterEach(() => fs.rmSync(base, { recursive: true, force: true, maxRetries: 10 }))
 
 function resetMemories(): void {
   for (const name of fs.readdirSync(root)) fs.rmSync(path.join(root, name), { recursive: true })

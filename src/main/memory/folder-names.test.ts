@@ -11,7 +11,7 @@ beforeEach(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-folder-names-'))
 })
 afterEach(() => {
-  fs.rmSync(dir, { recursive: true, force: true })
+  fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 // Stop 33: a write looked at its folder's times (an fstat) to follow kept names even when none

@@ -32,11 +32,11 @@ beforeEach(() => {
   fs.mkdirSync(root)
   makeOutside(outside)
 })
-afterEach(() => fs.rmSync(base, { recursive: true, force: true }))
+afterEach(() => fs.rmSync(base, { recursive: true, force: true, maxRetries: 10 }))
 
 /** The memory folder as each round starts: d/ is a real folder with a file and a subfolder. */
 function resetMemories(): void {
-  fs.rmSync(root, { recursive: true, force: true })
+  fs.rmSync(root, { recursive: true, force: true, maxRetries: 10 })
   fs.mkdirSync(path.join(root, 'd', 'sub'), { recursive: true })
   fs.writeFileSync(path.join(root, 'd', 'f.md'), 'inside\n')
   fs.writeFileSync(path.join(root, 'd', 'sub', 'x.md'), 'inside too\n')

@@ -52,7 +52,7 @@ export async function makeSandbox(options: SandboxOptions = {}): Promise<Sandbox
       await fs.mkdir(path.dirname(path.join(root, relative)), { recursive: true })
       await fs.writeFile(path.join(root, relative), text)
     },
-    cleanup: () => fs.rm(base, { recursive: true, force: true }),
+    cleanup: () => fs.rm(base, { recursive: true, force: true, maxRetries: 10 }),
   }
 }
 

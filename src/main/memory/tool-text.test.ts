@@ -158,7 +158,7 @@ describe('the root folder (D8d)', () => {
       expect(stats.isDirectory()).toBe(true)
       expect(stats.mode & 0o077).toBe(0)
     } finally {
-      await fs.rm(base, { recursive: true, force: true })
+      await fs.rm(base, { recursive: true, force: true, maxRetries: 10 })
     }
   })
 
@@ -175,7 +175,7 @@ describe('the root folder (D8d)', () => {
       )
       expect(text(result)).not.toContain(base)
     } finally {
-      await fs.rm(base, { recursive: true, force: true })
+      await fs.rm(base, { recursive: true, force: true, maxRetries: 10 })
     }
   })
 })

@@ -269,7 +269,7 @@ describe('UsageCache.recheck', () => {
       await populate(base, 60)
       expect(await cache.get()).toEqual(await measure(base))
     } finally {
-      await fs.rm(base, { recursive: true, force: true })
+      await fs.rm(base, { recursive: true, force: true, maxRetries: 10 })
     }
   }, 120_000)
 })
@@ -351,7 +351,9 @@ describe('the walk between commands', () => {
   async function walkingTool(files: number, first: string, limits?: Partial<MemoryLimits>) {
     let clock = Date.now() + 60_000
     const base = await fs.mkdtemp(path.join(os.tmpdir(), 'cairn-walk-aside-'))
-    box = { cleanup: () => fs.rm(base, { recursive: true, force: true }) } as Sandbox
+    box = {
+      cleanup: () => fs.rm(base, { recursive: true, force: true, maxRetries: 10 }),
+    } as Sandbox
     const root = path.join(base, 'memories')
     await populate(root, files)
     const cache = new Watched(root, 60_000, () => clock)

@@ -37,7 +37,7 @@ afterEach(async () => {
   await core?.close()
   core = null
   await fake.close()
-  await rm(dataDir, { recursive: true, force: true })
+  await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 function git(...args: string[]): string {

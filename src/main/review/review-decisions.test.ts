@@ -321,7 +321,7 @@ describe('a folder swapped for a link to outside while a change waits', () => {
         lastCommits(5).some((line) => line.startsWith('Claude|') && line.endsWith('|You')),
       ).toBe(false)
     } finally {
-      await rm(outside, { recursive: true, force: true })
+      await rm(outside, { recursive: true, force: true, maxRetries: 10 })
     }
   })
 })

@@ -24,7 +24,7 @@ function canMount(): boolean {
   } catch {
     return false
   } finally {
-    rmSync(probe, { recursive: true, force: true })
+    rmSync(probe, { recursive: true, force: true, maxRetries: 10 })
   }
 }
 
@@ -82,7 +82,7 @@ describe('an approval on a full disk', () => {
         review.close()
         await memory.close()
         execFileSync('umount', [mount])
-        await rm(mount, { recursive: true, force: true })
+        await rm(mount, { recursive: true, force: true, maxRetries: 10 })
       }
     },
   )
@@ -134,7 +134,7 @@ describe('an approval on a full disk', () => {
         review.close()
         await memory.close()
         execFileSync('umount', [mount])
-        await rm(mount, { recursive: true, force: true })
+        await rm(mount, { recursive: true, force: true, maxRetries: 10 })
       }
     },
   )

@@ -12,7 +12,7 @@ beforeEach(async () => {
 })
 
 afterEach(async () => {
-  await rm(dataDir, { recursive: true, force: true })
+  await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 const KEY = 'sk-ant-api03-abcDEF_123-xyz'

@@ -16,7 +16,7 @@ let dataDir = ''
 beforeEach(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-damaged-key-'))
 })
-afterEach(() => rm(dataDir, { recursive: true, force: true }))
+afterEach(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10 }))
 
 const OLD = 'sk-ant-api03-the-old-one'
 const NEW = 'sk-ant-api03-the-new-one'

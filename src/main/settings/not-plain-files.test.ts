@@ -12,7 +12,7 @@ let dataDir = ''
 beforeEach(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-settings-'))
 })
-afterEach(() => rm(dataDir, { recursive: true, force: true }))
+afterEach(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10 }))
 
 it('a fifo at settings.json and at sync/config.json: defaults, unreadable, never waited on', async () => {
   const settings = path.join(dataDir, 'settings.json')

@@ -18,7 +18,7 @@ let dataDir = ''
 beforeEach(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-settings-faults-'))
 })
-afterEach(() => rm(dataDir, { recursive: true, force: true }))
+afterEach(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10 }))
 
 const KEY = 'sk-ant-api03-kept-on-disk'
 

@@ -16,7 +16,7 @@ beforeEach(async () => {
 })
 
 afterEach(async () => {
-  await rm(dataDir, { recursive: true, force: true })
+  await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 /** A keyring that can be switched on (unlocked, or installed) between starts. */

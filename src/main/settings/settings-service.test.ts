@@ -18,7 +18,7 @@ beforeEach(async () => {
 })
 
 afterEach(async () => {
-  await rm(dataDir, { recursive: true, force: true })
+  await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 const settingsFile = (): string => path.join(dataDir, 'settings.json')

@@ -15,7 +15,7 @@ let dataDir = ''
 beforeEach(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-settings-large-'))
 })
-afterEach(() => rm(dataDir, { recursive: true, force: true }))
+afterEach(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10 }))
 
 // Valid JSON, padded past the cap with spaces.
 const padded = (json: object): string =>

@@ -25,7 +25,7 @@ beforeEach(() => {
   const handler = createAppProtocolHandler({ rendererDir })
   serve = (url, init) => handler(new Request(url, init))
 })
-afterEach(() => rmSync(base, { recursive: true, force: true }))
+afterEach(() => rmSync(base, { recursive: true, force: true, maxRetries: 10 }))
 
 async function expectNotFound(url: string): Promise<void> {
   const response = await serve(url)

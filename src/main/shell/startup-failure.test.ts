@@ -27,7 +27,7 @@ describe('describeStartupFailure', () => {
       expect(reason).not.toContain(dir)
       expect(reason).not.toMatch(/ENOTDIR|EEXIST|mkdir/)
     } finally {
-      await rm(dir, { recursive: true, force: true })
+      await rm(dir, { recursive: true, force: true, maxRetries: 10 })
     }
     const full = Object.assign(new Error('ENOSPC: no space left on device, write'), {
       code: 'ENOSPC',

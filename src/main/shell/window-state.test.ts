@@ -114,7 +114,7 @@ describe('placeWindow', () => {
 describe('the saved window state', () => {
   let dir = ''
   afterEach(async () => {
-    if (dir) await rm(dir, { recursive: true, force: true })
+    if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 10 })
   })
 
   it('round-trips through the file and ignores anything malformed', async () => {

@@ -26,7 +26,9 @@ import {
 const dirs: string[] = []
 afterEach(async () => {
   vi.restoreAllMocks()
-  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
+  await Promise.all(
+    dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 10 })),
+  )
 })
 
 const ctx = useSyncServer()

@@ -83,7 +83,7 @@ describe('the list of memory kept aside, unreadable', () => {
     const laptop = await sync.machine('laptop', undefined, { logger })
     await laptop.write('a.md', 'a\n')
     const cairnRefs = path.join(laptop.dir, 'history.git', 'refs', 'cairn')
-    rmSync(cairnRefs, { recursive: true, force: true })
+    rmSync(cairnRefs, { recursive: true, force: true, maxRetries: 10 })
     writeFileSync(cairnRefs, 'not a folder\n')
     const status = await laptop.call('sync:status')
     expect(status.backups).toEqual([])

@@ -15,7 +15,9 @@ import { createSyncStore, type ConflictRecord } from './store'
 const SINCE = 'a'.repeat(40)
 const dirs: string[] = []
 afterEach(async () => {
-  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
+  await Promise.all(
+    dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 10 })),
+  )
 })
 
 /** A data folder of its own, removed after the test. */

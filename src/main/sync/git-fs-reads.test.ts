@@ -62,7 +62,7 @@ describe('the reads isomorphic-git makes for a sync', () => {
         expect([n, byGit(n)]).toEqual([n, n <= 4 ? oid : null])
       }
     } finally {
-      await rm(gitdir, { recursive: true, force: true })
+      await rm(gitdir, { recursive: true, force: true, maxRetries: 10 })
     }
   })
 

@@ -10,7 +10,7 @@ import { cleanInterruptedFetch, gitFs } from './git-fs'
 
 let dir: string | null = null
 afterEach(async () => {
-  if (dir) await rm(dir, { recursive: true, force: true })
+  if (dir) await rm(dir, { recursive: true, force: true, maxRetries: 10 })
   dir = null
 })
 

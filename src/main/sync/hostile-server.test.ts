@@ -653,7 +653,7 @@ describe('a sync that keeps failing the same way', () => {
         await proxy.close()
       }
     } finally {
-      await rm(dir, { recursive: true, force: true })
+      await rm(dir, { recursive: true, force: true, maxRetries: 10 })
     }
   })
 

@@ -27,7 +27,7 @@ beforeEach(async () => {
   scratch = await mkdtemp(path.join(os.tmpdir(), 'cairn-malformed-'))
 })
 afterEach(async () => {
-  await rm(scratch, { recursive: true, force: true })
+  await rm(scratch, { recursive: true, force: true, maxRetries: 10 })
 })
 
 type Entry = readonly [mode: string, name: string, oid: string]

@@ -26,7 +26,7 @@ beforeAll(async () => {
   work = await mkdtemp(path.join(os.tmpdir(), 'cairn-move-refused-'))
 })
 afterAll(async () => {
-  await rm(work, { recursive: true, force: true })
+  await rm(work, { recursive: true, force: true, maxRetries: 10 })
 })
 
 /** Runs `task` with the disk seam failing the calls `fail` picks (with its errno). */
@@ -371,7 +371,7 @@ describe('a memory folder Cairn may not enter', () => {
         await expectSound(sync.server, repo, [again, desktop])
         await sync.stop(again)
       } finally {
-        await rm(dir, { recursive: true, force: true })
+        await rm(dir, { recursive: true, force: true, maxRetries: 10 })
       }
     },
     120_000,

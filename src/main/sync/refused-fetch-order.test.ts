@@ -193,7 +193,7 @@ describe('a refused fetch removed while a maintenance pass holds the pack folder
       // Stuck for good (the fault), nothing closes: the failure above is what is reported.
       if (stuck) await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, 5_000))])
       else await closing
-      await rm(dataDir, { recursive: true, force: true })
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
     }
   }, 120_000)
 })

@@ -121,7 +121,7 @@ it.each([
     } finally {
       await sync.close()
       await memory.close()
-      await rm(dataDir, { recursive: true, force: true })
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
     }
   },
   120_000,

@@ -146,7 +146,7 @@ it('judges again a commit another Cairn version refused: fetched once under this
     upgraded.git('fsck', '--strict')
   } finally {
     await sync.stop(upgraded)
-    await rm(first.dir, { recursive: true, force: true })
+    await rm(first.dir, { recursive: true, force: true, maxRetries: 10 })
   }
 }, 120_000)
 
@@ -179,7 +179,7 @@ it('never holds back a commit this Cairn takes: a refusal remembered without its
     expect(savedState(reopened.dir).refused).toBeUndefined()
   } finally {
     await sync.stop(reopened)
-    await rm(laptop.dir, { recursive: true, force: true })
+    await rm(laptop.dir, { recursive: true, force: true, maxRetries: 10 })
   }
 }, 120_000)
 
@@ -225,7 +225,7 @@ it('ignores a remembered refusal edited into another shape: never says its words
     laptop.git('fsck', '--strict')
   } finally {
     await sync.stop(laptop)
-    await rm(dir, { recursive: true, force: true })
+    await rm(dir, { recursive: true, force: true, maxRetries: 10 })
   }
 }, 240_000)
 

@@ -299,7 +299,7 @@ describe('a second conflict made on the other machine (review11-fixsync2 R1)', (
     await reopened.sync()
     await expectSound(sync.server, repo, [reopened, desktop])
     await sync.stop(reopened)
-    await rm(laptop.dir, { recursive: true, force: true })
+    await rm(laptop.dir, { recursive: true, force: true, maxRetries: 10 })
   })
 })
 
@@ -402,7 +402,7 @@ describe('a binary conflict on a file with a long name (review11-fixsync2 R5)', 
     expect(desktop.git('ls-tree', '--name-only', 'main').trim().split('\n')).toEqual(['a.md', name])
     await expectSound(sync.server, repo, [reopened, desktop])
     await sync.stop(reopened)
-    await rm(laptopDir, { recursive: true, force: true })
+    await rm(laptopDir, { recursive: true, force: true, maxRetries: 10 })
   })
 })
 
@@ -468,7 +468,7 @@ describe('a marker size that comes back in a later merge (review12-sync D1)', ()
     await reopened.sync()
     await expectSound(sync.server, repo, [reopened, desktop])
     await sync.stop(reopened)
-    await rm(laptop.dir, { recursive: true, force: true })
+    await rm(laptop.dir, { recursive: true, force: true, maxRetries: 10 })
   })
 })
 

@@ -45,7 +45,7 @@ describe('a commit dated days back, received on top of a fresh edit', () => {
       )
       execFileSync('git', ['-C', clone, 'push', '-q', 'origin', 'HEAD:main'], { env })
     } finally {
-      await rm(work, { recursive: true, force: true })
+      await rm(work, { recursive: true, force: true, maxRetries: 10 })
     }
     expect((await laptop.sync()).state).toBe('idle')
     expect(laptop.git('log', '-1', '--format=%s', 'main').trim()).toBe('edit /memories/other.md')
@@ -62,7 +62,7 @@ describe('a commit dated days back, received on top of a fresh edit', () => {
       expect(recent.map((c) => c.subject)).toEqual([expect.stringContaining('/memories/prefs.md')])
     } finally {
       await memory.close()
-      await rm(laptop.dir, { recursive: true, force: true })
+      await rm(laptop.dir, { recursive: true, force: true, maxRetries: 10 })
     }
   })
 })

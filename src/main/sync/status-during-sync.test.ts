@@ -82,7 +82,7 @@ describe('the sync status during a sync', () => {
     cleanups.push(async () => {
       await sync.close()
       await memory.close()
-      await rm(dataDir, { recursive: true, force: true })
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
     })
     const write = (file: string, content: string) =>
       memory.execute(

@@ -175,7 +175,7 @@ describe('Stop where it is hardest', () => {
         await proxy.close()
       }
     } finally {
-      await rm(dir, { recursive: true, force: true })
+      await rm(dir, { recursive: true, force: true, maxRetries: 10 })
     }
   }, 120_000)
 })

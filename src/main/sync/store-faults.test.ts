@@ -20,7 +20,7 @@ beforeEach(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-sync-store-'))
   await mkdir(path.join(dataDir, 'sync'))
 })
-afterEach(() => rm(dataDir, { recursive: true, force: true }))
+afterEach(() => rm(dataDir, { recursive: true, force: true, maxRetries: 10 }))
 
 const STATE = {
   remoteUrl: 'https://example.com/memory.git',

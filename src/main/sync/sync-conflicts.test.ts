@@ -30,7 +30,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await server.close()
-  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })))
+  await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 10 })))
 })
 beforeEach(() => {
   repo = `conflicts-${++counter}`

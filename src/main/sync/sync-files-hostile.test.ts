@@ -27,7 +27,9 @@ afterEach(async () => {
       // Gone already.
     }
   }
-  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })))
+  await Promise.all(
+    dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true, maxRetries: 10 })),
+  )
 })
 
 async function syncFolder(): Promise<{ dir: string; sync: string }> {

@@ -116,6 +116,6 @@ it('opens valid after every kill, and the next sync completes with nothing lost'
     }
   } finally {
     await desktop.close()
-    await rm(laptopDir, { recursive: true, force: true })
+    await rm(laptopDir, { recursive: true, force: true, maxRetries: 10 })
   }
 }, 180_000)

@@ -92,7 +92,7 @@ describe('maintenance after sync', () => {
   it('folds fetched packs, keeps what only a backup or the remote’s ref reaches, and reads every version as git does', async () => {
     const laptop = await machine('laptop')
     const tabletDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-sync-tablet-'))
-    cleanups.push(() => rm(tabletDir, { recursive: true, force: true }))
+    cleanups.push(() => rm(tabletDir, { recursive: true, force: true, maxRetries: 10 }))
     let tablet = await machine('tablet', tabletDir)
 
     for (let i = 0; i < 6; i++) await laptop.write('a.md', notes('# A', `laptop line ${i}`))
@@ -210,7 +210,7 @@ describe('maintenance during a sync', () => {
     cleanups.push(async () => {
       await sync.close()
       await memory.close()
-      await rm(dataDir, { recursive: true, force: true })
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
     })
     for (let i = 0; i < 40; i++) {
       await memory.execute(

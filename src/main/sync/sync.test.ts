@@ -404,7 +404,7 @@ describe('sync through a git remote', () => {
       )
       await git('push', '--quiet', '--force', 'origin', 'main')
     } finally {
-      await rm(work, { recursive: true, force: true })
+      await rm(work, { recursive: true, force: true, maxRetries: 10 })
     }
     const before = laptop.git('rev-parse', 'main').trim()
     await laptop.write('facts.md', notes('fact one', 'fact two', 'fact three'))
@@ -771,7 +771,7 @@ describe('sync files that cannot be read', () => {
       expect((await third.sync()).state).toBe('idle')
     } finally {
       await cleanup()
-      await rm(dataDir, { recursive: true, force: true })
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
     }
   })
 })
@@ -857,7 +857,7 @@ describe('syncing on its own', () => {
         await again.close()
       }
     } finally {
-      await rm(dir, { recursive: true, force: true })
+      await rm(dir, { recursive: true, force: true, maxRetries: 10 })
     }
   })
 

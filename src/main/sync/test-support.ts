@@ -210,7 +210,7 @@ export async function startMachine(
       }),
     async close() {
       await core.close()
-      if (!options.dataDir) await rm(dir, { recursive: true, force: true })
+      if (!options.dataDir) await rm(dir, { recursive: true, force: true, maxRetries: 10 })
     },
   }
 }
@@ -370,7 +370,7 @@ export async function expectSound(
   machines: ReadonlyArray<Machine>,
 ): Promise<string> {
   const clone = await mkdtemp(path.join(os.tmpdir(), 'cairn-clone-'))
-  onTestFinished(() => rm(clone, { recursive: true, force: true }))
+  onTestFinished(() => rm(clone, { recursive: true, force: true, maxRetries: 10 }))
   const env = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: clone, GIT_TERMINAL_PROMPT: '0' }
   const url = server.url(repo).replace('http://', `http://${server.user}:${server.token}@`)
   await run('git', ['clone', '--quiet', '--mirror', url, path.join(clone, 'remote.git')], { env })

@@ -47,7 +47,7 @@ afterEach(async () => {
 
 async function setUp(): Promise<{ server: GitServer; proxy: Proxy; machine: Machine }> {
   logDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-token-log-'))
-  cleanups.push(() => rm(logDir, { recursive: true, force: true }))
+  cleanups.push(() => rm(logDir, { recursive: true, force: true, maxRetries: 10 }))
   const server = await startGitServer({ token: TOKEN })
   cleanups.push(() => server.close())
   server.createRepo('memory')

@@ -66,7 +66,7 @@ async function service(tokens: SecretStore): Promise<SyncService> {
   cleanups.push(async () => {
     await sync.close()
     await memory.close()
-    await rm(dataDir, { recursive: true, force: true })
+    await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
   })
   return sync
 }

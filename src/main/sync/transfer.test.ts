@@ -23,7 +23,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await Promise.all(machines.map((m) => m.close()))
   machines = []
-  await rm(scratch, { recursive: true, force: true })
+  await rm(scratch, { recursive: true, force: true, maxRetries: 10 })
 })
 
 async function machine(name: string) {

@@ -24,7 +24,7 @@ beforeAll(async () => {
   work = await mkdtemp(path.join(os.tmpdir(), 'cairn-unsafe-remote-'))
 })
 afterAll(async () => {
-  await rm(work, { recursive: true, force: true })
+  await rm(work, { recursive: true, force: true, maxRetries: 10 })
 })
 
 /** Commits `files` (name -> content) on top of the remote's `main` with the git CLI, pushed. */

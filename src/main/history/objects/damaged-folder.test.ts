@@ -21,7 +21,7 @@ beforeEach(async () => {
 afterEach(async () => {
   for (const dir of immutable.splice(0)) execFileSync('chattr', ['-i', dir])
   for (const dir of mounts.splice(0).reverse()) execFileSync('umount', [dir])
-  await rm(gitdir, { recursive: true, force: true })
+  await rm(gitdir, { recursive: true, force: true, maxRetries: 10 })
 })
 
 const aside = () => path.join(gitdir, DAMAGED_FOLDER)

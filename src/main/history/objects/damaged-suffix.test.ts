@@ -21,7 +21,7 @@ let dir = ''
 beforeEach(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-damaged-suffix-'))
 })
-afterEach(() => rm(dir, { recursive: true, force: true }))
+afterEach(() => rm(dir, { recursive: true, force: true, maxRetries: 10 }))
 
 it('a suffix drawn again is not taken: the next draw is', async () => {
   const gitdir = path.join(dir, 'git')

@@ -32,7 +32,7 @@ beforeEach(async () => {
   scratch = await mkdtemp(path.join(os.tmpdir(), 'cairn-drop-fetched-'))
   execFileSync('git', ['init', '--quiet', '--bare', scratch])
 })
-afterEach(() => rm(scratch, { recursive: true, force: true }))
+afterEach(() => rm(scratch, { recursive: true, force: true, maxRetries: 10 }))
 
 /** A pack (made in a scratch repository) of blobs holding `texts`, put in the history's pack folder. */
 function packOf(...texts: string[]): { name: string; oids: string[] } {

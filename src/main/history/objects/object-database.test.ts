@@ -88,7 +88,7 @@ beforeEach(async () => {
   gitdir = path.join(work, '.git')
   git('init', '-q')
 })
-afterEach(() => rm(work, { recursive: true, force: true }))
+afterEach(() => rm(work, { recursive: true, force: true, maxRetries: 10 }))
 
 describe('reading objects git wrote', () => {
   it('reads loose objects', () => {

@@ -77,7 +77,7 @@ beforeEach(async () => {
   }
   git('gc', '-q')
 })
-afterEach(() => rm(work, { recursive: true, force: true }))
+afterEach(() => rm(work, { recursive: true, force: true, maxRetries: 10 }))
 
 describe('packed records checked by their CRC-32', () => {
   it('vouches for each whole record, leaves each delta to a full read, and skips what no pack holds', () => {
