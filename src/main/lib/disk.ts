@@ -550,7 +550,15 @@ export function listNames(dir: string): string[] {
  * folder outside the data folder, say), whose files are never cleared through it.
  */
 export function listOwnFolderNames(dir: string): string[] {
-  return disk.lstatIfThere(dir)?.isDirectory() ? listNames(dir) : []
+  let stats: Stats | undefined
+  try {
+    stats = disk.lstatIfThere(dir)
+  } catch (error) {
+    // A file where a folder on the way should be (`refs` a file, for `refs/heads`): missing.
+    if (isMissing(error)) return []
+    throw error
+  }
+  return stats?.isDirectory() ? listNames(dir) : []
 }
 
 /**
