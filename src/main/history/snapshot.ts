@@ -6,6 +6,7 @@ import type { MemoryEntry } from '../../shared/types'
 import type { Ancestry } from './ancestry'
 import { DamagedHistoryError, readingVersion } from './damage'
 import type { Lookup, TreeItem } from './lookup'
+import type { RawCommit } from './object-store'
 import { toVirtual } from './paths'
 import { requireVersion, type RepoView } from './read'
 import { diffNodes, treeFromOid } from './tree-state'
@@ -130,11 +131,16 @@ export function createSnapshots(repo: RepoView, lookup: Lookup, ancestry: Ancest
     changed: Map<string, number>,
   ): Promise<string | null> {
     let at: string | null = oid
+    // The parent read at one step is the next step's commit: each commit read once.
+    let next: RawCommit | null = null
     try {
       for (let steps = 0; at && ancestry.positionOf(at) < 0; steps++) {
         if (steps >= OFF_INDEX_STEPS || wanted.size === 0) return null
-        const commit = await repo.store.readCommit(at)
-        const parent = commit.parent ? await repo.store.readCommit(commit.parent) : null
+        const commit: RawCommit = next ?? (await repo.store.readCommit(at))
+        const parent: RawCommit | null = commit.parent
+          ? await repo.store.readCommit(commit.parent)
+          : null
+        next = parent
         const deltas = await diffNodes(
           repo.store,
           parent ? treeFromOid(parent.tree) : null,
