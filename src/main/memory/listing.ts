@@ -55,13 +55,15 @@ export function listDirectory(
   const numbered = [...firstLevel, ...firstLevel.flatMap((e) => contents.get(e.name) ?? [])]
   const lines = new LineMaker(folder)
   try {
-    const whole = fill(numbered, 0, numbered.length, budget, lines)
+    // A listing whose reply fits under the cap whole is whole: no note, so no room kept for one.
+    const room = MAX_VIEW_CHARS - header.length - ownLine.length - 1
+    const whole = fill(numbered, 0, numbered.length, room, lines)
     if (whole.next === numbered.length) {
       const official = firstLevel.flatMap((e) => [e, ...(contents.get(e.name) ?? [])])
       return [header, ownLine, ...official.flatMap((e) => whole.shown.get(e) ?? [])].join('\n')
     }
     const [start, end] = viewRange ? entryRange(viewRange, numbered.length) : [1, numbered.length]
-    const page = start === 1 && !viewRange ? whole : fill(numbered, start - 1, end, budget, lines)
+    const page = fill(numbered, start - 1, end, budget, lines)
     const shown = numbered.slice(start - 1, page.next).flatMap((e) => page.shown.get(e) ?? [])
     const note: ListingPage = {
       virtual,

@@ -1,0 +1,370 @@
+/**
+ * Issue #3's promises checked the hostile way, through the public entry and, for the exact
+ * tool_result text and `is_error`, through the SDK's `betaMemoryTool` as Claude receives them:
+ * the 16,000-character cap at its exact boundary, sizes at every unit boundary, names at the
+ * 255 bytes a file system holds, and edge values of every numeric field. Each hostile call
+ * leaves the sentinel beside the root as it was and no temp file behind.
+ */
+
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import {
+  runRunnableTool,
+  type BetaRunnableTool,
+  type BetaToolRunContext,
+  type RunnableToolOutcome,
+} from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createMemoryTool, createRunnableMemoryTool, MAX_VIEW_CHARS } from './index'
+import { makeSandbox, snapshot, type Sandbox } from './test-support'
+
+let box: Sandbox
+let runnable: BetaRunnableTool
+let sentinelBefore: string
+
+beforeEach(async () => {
+  box = await makeSandbox()
+  const tool = createMemoryTool({ root: box.root })
+  runnable = createRunnableMemoryTool((input) => tool.execute(input)) as BetaRunnableTool
+  sentinelBefore = await snapshot(box.sentinel)
+})
+
+afterEach(async () => {
+  // Nothing beside the root changed, and no temp file (hidden) survived inside it.
+  expect(await snapshot(box.sentinel)).toBe(sentinelBefore)
+  expect(await fs.readFile(path.join(box.base, 'passwd'), 'utf8')).toBe('root:x:0:0\n')
+  const names = await fs.readdir(box.root, { recursive: true })
+  expect(names.filter((n) => path.basename(n).startsWith('.'))).toEqual([])
+  await box.cleanup()
+})
+
+let ids = 0
+/** Runs one command as the SDK's tool runner does: the tool_result's content and is_error. */
+function claude(input: Record<string, unknown>): Promise<RunnableToolOutcome> {
+  const toolUse = {
+    type: 'tool_use',
+    id: `toolu_probe_${ids++}`,
+    name: 'memory',
+    input,
+  } as BetaToolRunContext['toolUse']
+  return runRunnableTool(runnable, input, { toolUse, toolUseBlock: toolUse })
+}
+
+const FILE_HEADER = "Here's the content of /memories/a.md with line numbers:"
+const LISTING_HEADER =
+  "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:"
+
+// The reply `view` gives for `lines` shown whole, numbered from 1.
+const wholeView = (lines: ReadonlyArray<string>): string =>
+  [FILE_HEADER, ...lines.map((line, i) => `${String(i + 1).padStart(6)}\t${line}`)].join('\n')
+
+// 146 lines of 99 characters (a reply line of 107 with its number and newline) and a last one
+// as long as makes the whole view 16,000 characters less `short`.
+function linesForView(short: number): string[] {
+  const lines = Array.from({ length: 146 }, (_, i) => `${i}`.padEnd(99, 'x'))
+  const room = MAX_VIEW_CHARS - short - wholeView(lines).length - '\n   147\t'.length
+  return [...lines, 'y'.repeat(room)]
+}
+
+describe('the 16,000-character view cap at its exact boundary', () => {
+  it('shows a file whose view is exactly 16,000 characters whole, with no note', async () => {
+    for (const short of [0, 1, 200]) {
+      const lines = linesForView(short)
+      await box.write('a.md', `${lines.join('\n')}\n`)
+      const expected = wholeView(lines)
+      expect(expected.length).toBe(MAX_VIEW_CHARS - short)
+      // Before: any view over 15,645 characters (16,000 less room for a note) was cut here.
+      expect(await claude({ command: 'view', path: '/memories/a.md' })).toEqual({
+        content: expected,
+        isError: false,
+      })
+    }
+  })
+
+  it('cuts one character over at a line boundary, and the continuation goes on exactly there', async () => {
+    for (const ending of ['\n', '\r\n']) {
+      const lines = linesForView(-1)
+      await box.write('a.md', lines.join(ending) + ending)
+      const first = await claude({ command: 'view', path: '/memories/a.md' })
+      expect(first.isError).toBe(false)
+      const reply = String(first.content)
+      expect(reply.length).toBeLessThanOrEqual(MAX_VIEW_CHARS)
+      const next = /To continue, view with view_range: \[(\d+), -1\]\]$/.exec(reply)
+      expect(next).not.toBeNull()
+      const shown = reply.split('\n').slice(1, -1)
+      expect(shown.length).toBe(Number(next![1]) - 1)
+      const rest = await claude({
+        command: 'view',
+        path: '/memories/a.md',
+        view_range: [Number(next![1]), -1],
+      })
+      expect(rest.isError).toBe(false)
+      const more = String(rest.content).split('\n').slice(1)
+      // A CRLF file's lines keep their \r in the view, as the reference shows them.
+      const cr = ending === '\r\n' ? '\r' : ''
+      expect([...shown, ...more]).toEqual(
+        lines.map((line, i) => `${String(i + 1).padStart(6)}\t${line}${cr}`),
+      )
+    }
+  })
+
+  it('shows a bounded range that fits whole, and names [next, end] when it does not', async () => {
+    // Lines 1 to 147 make a view of 16,001 characters; two short lines follow.
+    const lines = [...linesForView(-1), 'after 1', 'after 2']
+    await box.write('a.md', `${lines.join('\n')}\n`)
+    const numbered = (from: number, to: number) =>
+      lines.slice(from - 1, to).map((l, i) => `${String(from + i).padStart(6)}\t${l}`)
+    expect(await claude({ command: 'view', path: '/memories/a.md', view_range: [2, 147] })).toEqual(
+      { content: [FILE_HEADER, ...numbered(2, 147)].join('\n'), isError: false },
+    )
+    const cut = String(
+      (await claude({ command: 'view', path: '/memories/a.md', view_range: [1, 147] })).content,
+    )
+    expect(cut.length).toBeLessThanOrEqual(MAX_VIEW_CHARS)
+    const next = /To continue, view with view_range: \[(\d+), 147\]\]$/.exec(cut)
+    expect(next).not.toBeNull()
+    const from = Number(next![1])
+    expect(cut.split('\n').slice(1, -1)).toEqual(numbered(1, from - 1))
+    expect(
+      await claude({ command: 'view', path: '/memories/a.md', view_range: [from, 147] }),
+    ).toEqual({ content: [FILE_HEADER, ...numbered(from, 147)].join('\n'), isError: false })
+  })
+
+  it('lists a folder whose listing is exactly 16,000 characters whole', async () => {
+    // Empty files (`0B`) with names padded so the listing's length is exact.
+    for (let i = 0; i < 255; i++)
+      await box.write(`f${String(i).padStart(3, '0')}-${'n'.repeat(40)}.md`, '')
+    const listing = async (): Promise<{ reply: string; expected: string }> => {
+      const reply = String((await claude({ command: 'view', path: '/memories' })).content)
+      const names = (await fs.readdir(box.root)).sort()
+      const ownLine = reply.split('\n')[1]!
+      expect(ownLine).toMatch(/^\d+(\.\d)?[BKM]\t\/memories$/)
+      const expected = [LISTING_HEADER, ownLine, ...names.map((n) => `0B\t/memories/${n}`)].join(
+        '\n',
+      )
+      return { reply, expected }
+    }
+    const last = path.join(box.root, `f254-${'n'.repeat(40)}.md`)
+    const { expected } = await listing()
+    const fitted = path.join(
+      box.root,
+      `f254-${'n'.repeat(40 + MAX_VIEW_CHARS - expected.length)}.md`,
+    )
+    await fs.rename(last, fitted)
+    const exact = await listing()
+    expect(exact.expected.length).toBe(MAX_VIEW_CHARS)
+    // Before: a listing over about 15,560 characters was paged (room kept for a note).
+    expect(exact.reply).toBe(exact.expected)
+    await fs.rename(fitted, fitted.replace(/\.md$/, 'n.md'))
+    const over = await listing()
+    expect(over.expected.length).toBe(MAX_VIEW_CHARS + 1)
+    expect(over.reply.length).toBeLessThanOrEqual(MAX_VIEW_CHARS)
+    const next = /view \/memories with view_range: \[(\d+), -1\]\]$/.exec(over.reply)
+    expect(next).not.toBeNull()
+    const page2 = String(
+      (await claude({ command: 'view', path: '/memories', view_range: [Number(next![1]), -1] }))
+        .content,
+    )
+    const entries = (reply: string) => reply.split('\n').filter((l) => l.startsWith('0B\t'))
+    expect([...entries(over.reply), ...entries(page2)]).toEqual(over.expected.split('\n').slice(2))
+  })
+})
+
+describe('numeric fields at their edges', () => {
+  beforeEach(() => box.write('a.md', 'one\ntwo\nthree'))
+
+  it.each([
+    [
+      [0, 1],
+      'Error: Invalid `view_range`: [0, 1]. Its first element `0` should be within the range of lines of the file: [1, 3]',
+    ],
+    [
+      [-1, 2],
+      'Error: Invalid `view_range`: [-1, 2]. Its first element `-1` should be within the range of lines of the file: [1, 3]',
+    ],
+    [
+      [3, 2],
+      'Error: Invalid `view_range`: [3, 2]. Its second element `2` should be -1 or larger than or equal to its first element `3`',
+    ],
+    [
+      [4, -1],
+      'Error: Invalid `view_range`: [4, -1]. Its first element `4` should be within the range of lines of the file: [1, 3]',
+    ],
+    [
+      [1, -2],
+      'Error: Invalid `view_range`: [1, -2]. Its second element `-2` should be -1 or larger than or equal to its first element `1`',
+    ],
+    [
+      [1.5, 2],
+      'Error: Invalid `view_range` parameter for `view`: it should be a list of two integers, like [1, 20] or [5, -1].',
+    ],
+    [
+      ['1', '2'],
+      'Error: Invalid `view_range` parameter for `view`: it should be a list of two integers, like [1, 20] or [5, -1].',
+    ],
+    [
+      [1, 2, 3],
+      'Error: Invalid `view_range` parameter for `view`: it should be a list of two integers, like [1, 20] or [5, -1].',
+    ],
+    [
+      [1],
+      'Error: Invalid `view_range` parameter for `view`: it should be a list of two integers, like [1, 20] or [5, -1].',
+    ],
+    [
+      { 0: 1, 1: 2 },
+      'Error: Invalid `view_range` parameter for `view`: it should be a list of two integers, like [1, 20] or [5, -1].',
+    ],
+  ])('refuses view_range %j', async (viewRange, message) => {
+    expect(
+      await claude({ command: 'view', path: '/memories/a.md', view_range: viewRange }),
+    ).toEqual({ content: message, isError: true })
+  })
+
+  it.each([
+    [
+      [2, -1],
+      ['     2\ttwo', '     3\tthree'],
+    ],
+    [[3, 3], ['     3\tthree']],
+    [
+      [2, 99],
+      ['     2\ttwo', '     3\tthree'],
+    ],
+  ])('shows view_range %j', async (viewRange, shown) => {
+    expect(
+      await claude({ command: 'view', path: '/memories/a.md', view_range: viewRange }),
+    ).toEqual({
+      content: ["Here's the content of /memories/a.md with line numbers:", ...shown].join('\n'),
+      isError: false,
+    })
+  })
+
+  it.each([
+    [0, 'x\n', 'x\none\ntwo\nthree'],
+    [3, 'x\r\n', 'one\ntwo\nthree\nx'],
+    [2, 'x\ny\n', 'one\ntwo\nx\ny\nthree'],
+  ])('inserts at line %i', async (line, insertText, after) => {
+    expect(
+      await claude({
+        command: 'insert',
+        path: '/memories/a.md',
+        insert_line: line,
+        insert_text: insertText,
+      }),
+    ).toEqual({ content: 'The file /memories/a.md has been edited.', isError: false })
+    expect(await box.read('a.md')).toBe(after)
+  })
+
+  it.each([-1, 4, 1.5, '1', null])('refuses insert_line %j and changes nothing', async (line) => {
+    const result = await claude({
+      command: 'insert',
+      path: '/memories/a.md',
+      insert_line: line,
+      insert_text: 'x',
+    })
+    expect(result.isError).toBe(true)
+    expect(String(result.content)).toMatch(/^Error: /)
+    if (line === -1 || line === 4) {
+      expect(result.content).toBe(
+        `Error: Invalid \`insert_line\` parameter: ${line}. It should be within the range of lines of the file: [0, 3]`,
+      )
+    }
+    expect(await box.read('a.md')).toBe('one\ntwo\nthree')
+  })
+
+  it('inserts at 0 into an empty file and refuses line 1 there', async () => {
+    await box.write('e.md', '')
+    expect(
+      (
+        await claude({
+          command: 'insert',
+          path: '/memories/e.md',
+          insert_line: 1,
+          insert_text: 'x',
+        })
+      ).content,
+    ).toBe(
+      'Error: Invalid `insert_line` parameter: 1. It should be within the range of lines of the file: [0, 0]',
+    )
+    await claude({ command: 'insert', path: '/memories/e.md', insert_line: 0, insert_text: 'x\n' })
+    expect(await box.read('e.md')).toBe('x\n')
+  })
+})
+
+describe('str_replace with text an unkind tester picks', () => {
+  it('refuses overlapping occurrences, naming the line of each', async () => {
+    await box.write('a.md', 'aaa\n')
+    expect(
+      await claude({ command: 'str_replace', path: '/memories/a.md', old_str: 'aa', new_str: 'b' }),
+    ).toEqual({
+      content:
+        'No replacement was performed. Multiple occurrences of old_str `aa` in lines: 1, 1. Please ensure it is unique',
+      isError: true,
+    })
+    expect(await box.read('a.md')).toBe('aaa\n')
+  })
+
+  it('writes replacement patterns literally', async () => {
+    await box.write('a.md', 'x foo y\n')
+    await claude({
+      command: 'str_replace',
+      path: '/memories/a.md',
+      old_str: 'foo',
+      new_str: "$&|$1|$$|$'|$`|$<n>",
+    })
+    expect(await box.read('a.md')).toBe("x $&|$1|$$|$'|$`|$<n> y\n")
+  })
+
+  it('matches a CRLF old_str across CRLF lines, and not its LF spelling', async () => {
+    await box.write('a.md', 'one\r\ntwo\r\nthree\r\n')
+    expect(
+      (
+        await claude({
+          command: 'str_replace',
+          path: '/memories/a.md',
+          old_str: 'one\ntwo',
+          new_str: 'X',
+        })
+      ).content,
+    ).toBe(
+      'No replacement was performed, old_str `one\ntwo` did not appear verbatim in /memories/a.md.',
+    )
+    await claude({
+      command: 'str_replace',
+      path: '/memories/a.md',
+      old_str: 'one\r\ntwo',
+      new_str: 'X',
+    })
+    expect(await box.read('a.md')).toBe('X\r\nthree\r\n')
+  })
+
+  it('deletes the whole file text when old_str is all of it and new_str is omitted or null', async () => {
+    for (const newStr of [undefined, null]) {
+      await box.write('a.md', 'all of it\n')
+      const input: Record<string, unknown> = {
+        command: 'str_replace',
+        path: '/memories/a.md',
+        old_str: 'all of it\n',
+      }
+      if (newStr === null) input['new_str'] = null
+      expect((await claude(input)).isError).toBe(false)
+      expect(await box.read('a.md')).toBe('')
+    }
+  })
+
+  it('refuses a number for new_str, changing nothing', async () => {
+    await box.write('a.md', 'whole\n')
+    expect(
+      await claude({
+        command: 'str_replace',
+        path: '/memories/a.md',
+        old_str: 'whole',
+        new_str: 5,
+      }),
+    ).toEqual({
+      content: 'Error: Invalid `new_str` parameter for `str_replace`: expected a string, got 5.',
+      isError: true,
+    })
+    expect(await box.read('a.md')).toBe('whole\n')
+  })
+})
