@@ -170,6 +170,28 @@ describe('the 16,000-character view cap at its exact boundary', () => {
   })
 })
 
+describe('human sizes in a listing at every unit boundary', () => {
+  it.each([
+    [0, '0B'],
+    [1023, '1023B'],
+    [1024, '1.0K'],
+    [1536, '1.5K'],
+    [2000, '2.0K'],
+    [3000, '2.9K'],
+    [4096, '4.0K'],
+    [1_048_524, '1023.9K'],
+    // Before: 1024.0K, a size no listing writes (it is 1.0M).
+    [1_048_525, '1.0M'],
+    [1_048_575, '1.0M'],
+    [1_048_576, '1.0M'],
+  ])('lists a file of %i bytes as %s', async (bytes, shown) => {
+    await box.write('s.txt', Buffer.alloc(bytes, 'a'))
+    const { content, isError } = await claude({ command: 'view', path: '/memories' })
+    expect(isError).toBe(false)
+    expect(String(content).split('\n').slice(2)).toEqual([`${shown}\t/memories/s.txt`])
+  })
+})
+
 describe('numeric fields at their edges', () => {
   beforeEach(() => box.write('a.md', 'one\ntwo\nthree'))
 

@@ -19,7 +19,8 @@ export function formatSize(bytes: number): string {
   const units = ['K', 'M', 'G', 'T']
   let size = bytes / 1024
   let unit = 0
-  while (size >= 1024 && unit < units.length - 1) {
+  // A size that rounds to 1024.0 of a unit is shown as 1.0 of the next (`1.0M`, never `1024.0K`).
+  while (Number(size.toFixed(1)) >= 1024 && unit < units.length - 1) {
     size /= 1024
     unit++
   }
