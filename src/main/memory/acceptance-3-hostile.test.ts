@@ -192,6 +192,71 @@ describe('human sizes in a listing at every unit boundary', () => {
   })
 })
 
+describe('names at the 255 bytes a file system holds', () => {
+  const fits = '中'.repeat(85) // 255 bytes in UTF-8, 85 characters
+  const over = '中'.repeat(86) // 258 bytes: under the 128-character rule, over the disk's
+  const refusal = (p: string) =>
+    `Error: The path ${p} is not allowed: a name is too long: 258 bytes in UTF-8, over the 255 bytes a file system holds in one name.`
+
+  it('creates, views and renames a name of exactly 255 bytes', async () => {
+    expect(
+      await claude({ command: 'create', path: `/memories/${fits}`, file_text: 'a\n' }),
+    ).toEqual({ content: `File created successfully at: /memories/${fits}`, isError: false })
+    expect(
+      (
+        await claude({
+          command: 'rename',
+          old_path: `/memories/${fits}`,
+          new_path: `/memories/d/${fits}`,
+        })
+      ).isError,
+    ).toBe(false)
+    expect(await box.read(`d/${fits}`)).toBe('a\n')
+  })
+
+  it('refuses a name one character over in every command and field, changing nothing', async () => {
+    await box.write('a.md', 'a\n')
+    await box.write('d/x.md', 'x\n')
+    const before = await snapshot(box.root)
+    const cases: ReadonlyArray<[Record<string, unknown>, string]> = [
+      [{ command: 'view', path: `/memories/${over}` }, `/memories/${over}`],
+      [{ command: 'create', path: `/memories/${over}`, file_text: 'x' }, `/memories/${over}`],
+      [
+        { command: 'create', path: `/memories/${over}/a.md`, file_text: 'x' },
+        `/memories/${over}/a.md`,
+      ],
+      [
+        { command: 'str_replace', path: `/memories/${over}`, old_str: 'a', new_str: 'b' },
+        `/memories/${over}`,
+      ],
+      [
+        { command: 'insert', path: `/memories/${over}`, insert_line: 0, insert_text: 'b' },
+        `/memories/${over}`,
+      ],
+      [{ command: 'delete', path: `/memories/${over}` }, `/memories/${over}`],
+      [
+        { command: 'rename', old_path: `/memories/${over}`, new_path: '/memories/b.md' },
+        `/memories/${over}`,
+      ],
+      [
+        { command: 'rename', old_path: '/memories/a.md', new_path: `/memories/${over}` },
+        `/memories/${over}`,
+      ],
+      [
+        { command: 'rename', old_path: '/memories/d', new_path: `/memories/e/${over}` },
+        `/memories/e/${over}`,
+      ],
+    ]
+    for (const [input, shown] of cases) {
+      // Before: `The memory command failed because the path is too long for this system.`
+      const result = await claude(input)
+      expect(result.isError).toBe(true)
+      expect(result.content).toBe(refusal(shown))
+    }
+    expect(await snapshot(box.root)).toBe(before)
+  })
+})
+
 describe('numeric fields at their edges', () => {
   beforeEach(() => box.write('a.md', 'one\ntwo\nthree'))
 
