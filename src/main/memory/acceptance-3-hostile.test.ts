@@ -17,6 +17,7 @@ import {
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createMemoryTool, createRunnableMemoryTool, MAX_VIEW_CHARS } from './index'
 import { makeSandbox, snapshot, type Sandbox } from './test-support'
+import { TINY_JPEG, TINY_PNG } from '../../../test/fixtures/images'
 
 let box: Sandbox
 let runnable: BetaRunnableTool
@@ -453,5 +454,234 @@ describe('str_replace with text an unkind tester picks', () => {
       isError: true,
     })
     expect(await box.read('a.md')).toBe('whole\n')
+  })
+})
+
+describe('hostile paths, each answered exactly and changing nothing', () => {
+  const hidden = 'names starting with "." (hidden files) are not allowed'
+  it.each([
+    [
+      '/memories/a\uff0fb.md',
+      'Error: The path /memories/a\uff0fb.md is not allowed: names may not contain a character that looks like a slash (such as ／ or ∕), as the name would read as a path of folders.',
+    ],
+    [
+      '/memories/a\u200bb.md',
+      'Error: The path contains a control or invisible formatting character, which memory paths may not contain.',
+    ],
+    [
+      '/memories/\u202egnp.md',
+      'Error: The path contains a control or invisible formatting character, which memory paths may not contain.',
+    ],
+    [
+      '/memories/\u200fa.md',
+      'Error: The path contains a control or invisible formatting character, which memory paths may not contain.',
+    ],
+    [
+      '//memories/a.md',
+      'Error: The path //memories/a.md is outside the memory directory; paths must start with /memories/.',
+    ],
+    [
+      '/memories//a.md',
+      'Error: The path /memories//a.md is not allowed: it contains an empty segment (//).',
+    ],
+    [
+      '/memories/CON.txt',
+      'Error: The path /memories/CON.txt is not allowed: CON is a reserved device name on Windows.',
+    ],
+    [
+      '/memories/con ',
+      'Error: The path /memories/con\\u0020 is not allowed: names may not end with a dot or a space.',
+    ],
+    [
+      '/memories/a.',
+      'Error: The path /memories/a. is not allowed: names may not end with a dot or a space.',
+    ],
+    ['/memories/.GIT', `Error: The path /memories/.GIT is not allowed: ${hidden}.`],
+    ['/memories/.Git/x', `Error: The path /memories/.Git/x is not allowed: ${hidden}.`],
+    [
+      '/memories/%2e%2e/x.md',
+      'Error: The path /memories/%2e%2e/x.md contains %-encoded text; write the characters themselves.',
+    ],
+  ])('create %j', async (p, message) => {
+    const before = await snapshot(box.root)
+    expect(await claude({ command: 'create', path: p, file_text: 'x\n' })).toEqual({
+      content: message,
+      isError: true,
+    })
+    expect(await snapshot(box.root)).toBe(before)
+  })
+
+  it('takes an NFD path as its NFC twin: one file, named composed', async () => {
+    const nfd = '/memories/cafe\u0301.md'
+    expect(await claude({ command: 'create', path: nfd, file_text: 'a\n' })).toEqual({
+      content: 'File created successfully at: /memories/caf\u00e9.md',
+      isError: false,
+    })
+    expect(
+      (await claude({ command: 'create', path: '/memories/caf\u00e9.md', file_text: 'b\n' }))
+        .content,
+    ).toBe(
+      'File created successfully at: /memories/caf\u00e9.md. The file already existed; its previous content was replaced.',
+    )
+    expect(await fs.readdir(box.root)).toEqual(['caf\u00e9.md'])
+  })
+
+  it('names the root as /memories however it is written, and refuses to create it', async () => {
+    const listing = `${LISTING_HEADER}\n`
+    for (const p of ['/memories', '/memories/']) {
+      expect(String((await claude({ command: 'view', path: p })).content).startsWith(listing)).toBe(
+        true,
+      )
+    }
+    expect(await claude({ command: 'create', path: '/memories/', file_text: 'x' })).toEqual({
+      content:
+        'Error: /memories is the memory directory itself; create needs a file path such as /memories/notes.md.',
+      isError: true,
+    })
+  })
+})
+
+describe('images at the size cap', () => {
+  it.each([
+    ['a.png', TINY_PNG, 'image/png'],
+    ['a.jpeg', TINY_JPEG, 'image/jpeg'],
+  ])('shows %s at exactly the cap and refuses it one byte over', async (name, bytes, type) => {
+    await box.write(name, bytes)
+    const at = createMemoryTool({ root: box.root, limits: { maxImageBytes: bytes.length } })
+    expect(await at.execute({ command: 'view', path: `/memories/${name}` })).toMatchObject({
+      isError: false,
+      content: [
+        { type: 'text', text: `Here's the image /memories/${name}:` },
+        {
+          type: 'image',
+          source: { type: 'base64', media_type: type, data: bytes.toString('base64') },
+        },
+      ],
+    })
+    const under = createMemoryTool({ root: box.root, limits: { maxImageBytes: bytes.length - 1 } })
+    expect(await under.execute({ command: 'view', path: `/memories/${name}` })).toMatchObject({
+      isError: true,
+      content: `Error: The image /memories/${name} is ${bytes.length} bytes; images up to ${bytes.length - 1} bytes can be viewed.`,
+    })
+  })
+
+  it('refuses a .png or .jpg that only starts like one', async () => {
+    await box.write('x.png', Buffer.from([137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 0, 0xff, 0xfe]))
+    await box.write('x.jpg', Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 1, 2]))
+    expect(await claude({ command: 'view', path: '/memories/x.png' })).toEqual({
+      content: 'Error: /memories/x.png is not a valid PNG image.',
+      isError: true,
+    })
+    expect(await claude({ command: 'view', path: '/memories/x.jpg' })).toEqual({
+      content: 'Error: /memories/x.jpg is not a valid JPEG image.',
+      isError: true,
+    })
+  })
+})
+
+describe('secrets in what a write would leave', () => {
+  const token = 'ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8'
+  const refusal = (p: string) =>
+    `Error: Nothing was written to ${p}: the text contains what looks like a secret (GitHub Token). Memory files must not hold credentials; store a description instead (for example "the API key is kept in the password manager").`
+
+  it('refuses a secret made whole across old and new text, or by joining two lines', async () => {
+    const start = `token: ${token.slice(0, 20)}`
+    await box.write('a.md', `${start}\n`)
+    expect(
+      await claude({
+        command: 'str_replace',
+        path: '/memories/a.md',
+        old_str: '\n',
+        new_str: `${token.slice(20)}\n`,
+      }),
+    ).toEqual({ content: refusal('/memories/a.md'), isError: true })
+    await box.write('b.md', `${start}\n${token.slice(20)}\n`)
+    expect(
+      await claude({
+        command: 'str_replace',
+        path: '/memories/b.md',
+        old_str: `${token.slice(17, 20)}\n`,
+        new_str: token.slice(17, 20),
+      }),
+    ).toEqual({ content: refusal('/memories/b.md'), isError: true })
+    expect(await box.read('a.md')).toBe(`${start}\n`)
+    expect(await box.read('b.md')).toBe(`${start}\n${token.slice(20)}\n`)
+  })
+
+  it('refuses a secret in a new name, never echoing it', async () => {
+    for (const input of [
+      { command: 'create', path: `/memories/${token}.md`, file_text: 'x' },
+      { command: 'create', path: `/memories/${token}/a.md`, file_text: 'x' },
+    ]) {
+      const result = await claude(input)
+      expect(result.isError).toBe(true)
+      expect(String(result.content)).not.toContain(token.slice(4))
+      expect(String(result.content)).toContain('(GitHub Token)')
+    }
+    await box.write('a.md', 'x\n')
+    const renamed = await claude({
+      command: 'rename',
+      old_path: '/memories/a.md',
+      new_path: `/memories/${token}.md`,
+    })
+    expect(renamed.isError).toBe(true)
+    expect(String(renamed.content)).not.toContain(token.slice(4))
+    expect(await fs.readdir(box.root)).toEqual(['a.md'])
+  })
+
+  it('shows a secret already in a file (view is a read), and lets unrelated edits through', async () => {
+    await box.write('a.md', `key ${token}\nother\n`)
+    expect((await claude({ command: 'view', path: '/memories/a.md' })).content).toContain(token)
+    expect(
+      (
+        await claude({
+          command: 'str_replace',
+          path: '/memories/a.md',
+          old_str: 'other',
+          new_str: 'more',
+        })
+      ).isError,
+    ).toBe(false)
+  })
+})
+
+describe('modes under a umask of 0', () => {
+  it('makes files 0600 and folders 0700 whatever the umask lets through', async () => {
+    const old = process.umask(0)
+    try {
+      const root = path.join(box.base, 'fresh')
+      const tool = createMemoryTool({ root })
+      await tool.execute({ command: 'create', path: '/memories/a/b/c.md', file_text: 'x\n' })
+      await tool.execute({ command: 'create', path: '/memories/a/d.md', file_text: 'x\n' })
+      await tool.execute({
+        command: 'str_replace',
+        path: '/memories/a/d.md',
+        old_str: 'x',
+        new_str: 'y',
+      })
+      await tool.execute({
+        command: 'insert',
+        path: '/memories/a/b/c.md',
+        insert_line: 0,
+        insert_text: 'z',
+      })
+      await tool.execute({
+        command: 'rename',
+        old_path: '/memories/a/d.md',
+        new_path: '/memories/e/f/d.md',
+      })
+      const modes = await snapshot(root)
+      expect(modes.split('\n').map((l) => l.split(' ').slice(0, 3).join(' '))).toEqual([
+        'D a 700',
+        'D a/b 700',
+        'F a/b/c.md 600',
+        'D e 700',
+        'D e/f 700',
+        'F e/f/d.md 600',
+      ])
+      expect((await fs.stat(root)).mode & 0o777).toBe(0o700)
+    } finally {
+      process.umask(old)
+    }
   })
 })
