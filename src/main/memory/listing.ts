@@ -63,7 +63,10 @@ export function listDirectory(
       return [header, ownLine, ...official.flatMap((e) => whole.shown.get(e) ?? [])].join('\n')
     }
     const [start, end] = viewRange ? entryRange(viewRange, numbered.length) : [1, numbered.length]
-    const page = fill(numbered, start - 1, end, budget, lines)
+    const page =
+      start === 1 && !viewRange
+        ? within(whole, numbered, budget)
+        : fill(numbered, start - 1, end, budget, lines)
     const shown = numbered.slice(start - 1, page.next).flatMap((e) => page.shown.get(e) ?? [])
     const note: ListingPage = {
       virtual,
@@ -181,6 +184,28 @@ function fill(
     used += line.length + 1
   }
   return { shown, next: to }
+}
+
+/**
+ * The first page of a listing too long for one reply, cut from the lines already read for the
+ * whole (`whole`, filled to the cap) to `budget`, which keeps room for the note: no entry is
+ * read twice.
+ */
+function within(
+  whole: { shown: Map<Entry, string>; next: number },
+  entries: ReadonlyArray<Entry>,
+  budget: number,
+): { shown: Map<Entry, string>; next: number } {
+  const shown = new Map<Entry, string>()
+  let used = 0
+  for (let i = 0; i < whole.next; i++) {
+    const line = whole.shown.get(entries[i]!)
+    if (line === undefined) continue
+    if (used + line.length + 1 > budget) return { shown, next: i }
+    shown.set(entries[i]!, line)
+    used += line.length + 1
+  }
+  return { shown, next: whole.next }
 }
 
 // Reads an entry's size for its line, keeping the last first-level folder open: the entries
