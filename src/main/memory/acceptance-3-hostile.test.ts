@@ -360,6 +360,35 @@ describe('numeric fields at their edges', () => {
     expect(await box.read('a.md')).toBe('one\ntwo\nthree')
   })
 
+  it('inserts an empty line after a last line with no newline, and into an empty file', async () => {
+    // Before: the file became "one\ntwo\nthree\n", still three lines, though the insert said
+    // it had edited the file; and an empty file stayed empty.
+    for (const insertText of ['', '\n']) {
+      await box.write('a.md', 'one\ntwo\nthree')
+      await box.write('e.md', '')
+      for (const [p, line] of [
+        ['a.md', 3],
+        ['e.md', 0],
+      ] as const) {
+        const inserted = await claude({
+          command: 'insert',
+          path: `/memories/${p}`,
+          insert_line: line,
+          insert_text: insertText,
+        })
+        expect(inserted).toEqual({
+          content: `The file /memories/${p} has been edited.`,
+          isError: false,
+        })
+      }
+      expect(await box.read('a.md')).toBe('one\ntwo\nthree\n\n')
+      expect(await box.read('e.md')).toBe('\n')
+      expect(
+        (await claude({ command: 'view', path: '/memories/a.md', view_range: [4, -1] })).content,
+      ).toBe("Here's the content of /memories/a.md with line numbers:\n     4\t")
+    }
+  })
+
   it('inserts at 0 into an empty file and refuses line 1 there', async () => {
     await box.write('e.md', '')
     expect(
