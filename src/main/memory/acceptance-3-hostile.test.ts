@@ -714,3 +714,108 @@ describe('modes under a umask of 0', () => {
     }
   })
 })
+
+describe("the issue's table, byte for byte, as Claude receives it", () => {
+  beforeEach(async () => {
+    await box.write('a.md', 'alpha\nbeta\n')
+    await fs.mkdir(path.join(box.root, 'dir'))
+  })
+
+  const missing = '/memories/missing.md'
+  it.each([
+    [
+      { command: 'view', path: missing },
+      `The path ${missing} does not exist. Please provide a valid path.`,
+    ],
+    [
+      { command: 'view', path: '/memories/a.md/x' },
+      'The path /memories/a.md/x does not exist. Please provide a valid path.',
+    ],
+    [
+      { command: 'str_replace', path: missing, old_str: 'a', new_str: 'b' },
+      `Error: The path ${missing} does not exist. Please provide a valid path.`,
+    ],
+    [
+      { command: 'str_replace', path: '/memories/dir', old_str: 'a', new_str: 'b' },
+      'Error: The path /memories/dir does not exist. Please provide a valid path.',
+    ],
+    [
+      { command: 'str_replace', path: '/memories/a.md', old_str: 'gamma', new_str: 'b' },
+      'No replacement was performed, old_str `gamma` did not appear verbatim in /memories/a.md.',
+    ],
+    [
+      { command: 'str_replace', path: '/memories/a.md', old_str: 'a', new_str: 'b' },
+      'No replacement was performed. Multiple occurrences of old_str `a` in lines: 1, 1, 2. Please ensure it is unique',
+    ],
+    [
+      { command: 'insert', path: missing, insert_line: 0, insert_text: 'b' },
+      `Error: The path ${missing} does not exist`,
+    ],
+    [
+      { command: 'insert', path: '/memories/dir', insert_line: 0, insert_text: 'b' },
+      'Error: The path /memories/dir does not exist',
+    ],
+    [
+      { command: 'insert', path: '/memories/a.md', insert_line: 3, insert_text: 'b' },
+      'Error: Invalid `insert_line` parameter: 3. It should be within the range of lines of the file: [0, 2]',
+    ],
+    [{ command: 'delete', path: missing }, `Error: The path ${missing} does not exist`],
+    [
+      { command: 'delete', path: '/memories' },
+      'Error: Cannot delete the /memories directory itself',
+    ],
+    [
+      { command: 'rename', old_path: missing, new_path: '/memories/b.md' },
+      `Error: The path ${missing} does not exist`,
+    ],
+    [
+      { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/dir' },
+      'Error: The destination /memories/dir already exists',
+    ],
+    [
+      { command: 'rename', old_path: '/memories/dir', new_path: '/memories/a.md' },
+      'Error: The destination /memories/a.md already exists',
+    ],
+    [
+      { command: 'rename', old_path: '/memories/dir', new_path: '/memories/dir/sub' },
+      'Error: Cannot move the directory /memories/dir into itself (/memories/dir/sub).',
+    ],
+    [
+      { command: 'rename', old_path: '/memories', new_path: '/memories/x' },
+      'Error: Cannot rename the /memories directory itself',
+    ],
+  ])('refuses %j', async (input, message) => {
+    const before = await snapshot(box.root)
+    expect(await claude(input)).toEqual({ content: message, isError: true })
+    expect(await snapshot(box.root)).toBe(before)
+  })
+
+  it('answers each success in the official words', async () => {
+    const runs: ReadonlyArray<[Record<string, unknown>, string]> = [
+      [
+        { command: 'create', path: '/memories/n/b.md', file_text: 'x\n' },
+        'File created successfully at: /memories/n/b.md',
+      ],
+      [
+        { command: 'str_replace', path: '/memories/a.md', old_str: 'beta', new_str: 'gamma' },
+        'The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\talpha\n     2\tgamma',
+      ],
+      [
+        { command: 'insert', path: '/memories/a.md', insert_line: 2, insert_text: 'delta' },
+        'The file /memories/a.md has been edited.',
+      ],
+      [
+        { command: 'rename', old_path: '/memories/n', new_path: '/memories/m' },
+        'Successfully renamed /memories/n to /memories/m',
+      ],
+      [{ command: 'delete', path: '/memories/m' }, 'Successfully deleted /memories/m'],
+      [
+        { command: 'view', path: '/memories/a.md' },
+        "Here's the content of /memories/a.md with line numbers:\n     1\talpha\n     2\tgamma\n     3\tdelta",
+      ],
+    ]
+    for (const [input, content] of runs)
+      expect(await claude(input)).toEqual({ content, isError: false })
+    expect((await fs.readdir(box.root)).sort()).toEqual(['a.md', 'dir'])
+  })
+})
