@@ -540,6 +540,27 @@ describe('hostile paths, each answered exactly and changing nothing', () => {
     expect(await snapshot(box.root)).toBe(before)
   })
 
+  it('takes 16 names after /memories/ and refuses 17, counting them rightly', async () => {
+    const names = (n: number) => Array.from({ length: n }, (_, i) => `d${i}`).join('/')
+    expect(
+      (await claude({ command: 'create', path: `/memories/${names(16)}`, file_text: 'x' })).isError,
+    ).toBe(false)
+    // Before: "is nested deeper than 16 folders", of a path with 16 folders and a file.
+    expect(
+      await claude({ command: 'create', path: `/memories/${names(17)}`, file_text: 'x' }),
+    ).toEqual({
+      content: `Error: The path /memories/${names(17)} is nested too deep: it has 17 names after /memories/, and a memory path may have at most 16 (such as 15 folders and a file).`,
+      isError: true,
+    })
+    expect(
+      await claude({ command: 'rename', old_path: '/memories/d0', new_path: '/memories/e/d0' }),
+    ).toEqual({
+      content:
+        'Error: Cannot rename /memories/d0 to /memories/e/d0: a path inside it would become longer than 512 characters or have more than 16 names after /memories/.',
+      isError: true,
+    })
+  })
+
   it('takes an NFD path as its NFC twin: one file, named composed', async () => {
     const nfd = '/memories/cafe\u0301.md'
     expect(await claude({ command: 'create', path: nfd, file_text: 'a\n' })).toEqual({

@@ -150,7 +150,10 @@ export function parseMemoryPath(
   if (body === '') return { ok: true, virtual: MEMORY_ROOT, relative: '' }
   const segments = body.split('/')
   if (segments.length > MAX_DEPTH) {
-    return reject(`The path ${shown} is nested deeper than ${MAX_DEPTH} folders.`)
+    // Counted in names, the file's too: "deeper than 16 folders" was said of 16 folders and a file.
+    return reject(
+      `The path ${shown} is nested too deep: it has ${segments.length} names after /memories/, and a memory path may have at most ${MAX_DEPTH} (such as ${MAX_DEPTH - 1} folders and a file).`,
+    )
   }
   for (const segment of segments) {
     const problem = segmentProblem(segment)
