@@ -118,7 +118,7 @@ const HOSTILE_PATHS: ReadonlyArray<readonly [string, RegExp]> = [
   ['/memories/a\u2028b.md', /./],
   [`/memories/${LONG_NAME}`, /longer than 128 characters/],
   [`/memories/${LONG_UTF8}`, /too long/],
-  [DEEP, /deeper than 16 folders/],
+  [DEEP, /nested too deep/],
   ['/memories/CON', /reserved device name/],
   ['/memories/d/nul.txt', /reserved device name/],
   ['/memories/a.md ', /end with a dot or a space/],

@@ -222,6 +222,13 @@ describe('deliberate differences from the reference handler', () => {
     expect(ref.content).toContain('4K\t/memories/four.md')
   })
 
+  it('D2: a size that rounds to 1024.0K is shown as 1.0M', async () => {
+    await pair.seed('almost.md', 'x'.repeat(1024 * 1024 - 1))
+    const { ours, ref } = await pair.run({ command: 'view', path: '/memories' })
+    expect(ours.content).toContain('1.0M\t/memories/almost.md')
+    expect(ref.content).toContain('1024.0K\t/memories/almost.md')
+  })
+
   it('D3: a final newline ends the last line instead of adding an empty one', async () => {
     await pair.seed('f.md', 'a\nb\n')
     const view = await pair.run({ command: 'view', path: '/memories/f.md' })

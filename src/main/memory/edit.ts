@@ -8,6 +8,7 @@ import type { ParsedMemoryPath } from './path-rules'
 import { describeFile, planFile } from './plan'
 import {
   findOccurrences,
+  endsInEmptyLine,
   insertText,
   insertedText,
   lineOf,
@@ -103,9 +104,18 @@ export async function insert(
     )
   }
   // The size is refused before the text is built (see guardFileSize): into a file that has
-  // text, `insertText` adds `text` in the file's line endings, and one line ending after it.
+  // text, `insertText` adds `text` in the file's line endings, and one line ending after it
+  // (two for an empty line last, after a last line with no newline); into an empty file,
+  // `text` as it is (a newline for an empty one).
   const inserted = file.text === '' ? null : insertedText(file.text, text)
-  const addedBytes = inserted ? utf8Bytes(inserted.body) + inserted.eol.length : utf8Bytes(text)
+  const closing =
+    inserted !== null &&
+    insertLine === file.lineCount &&
+    !file.text.endsWith('\n') &&
+    endsInEmptyLine(inserted.body)
+  const addedBytes = inserted
+    ? utf8Bytes(inserted.body) + inserted.eol.length * (closing ? 2 : 1)
+    : Math.max(1, utf8Bytes(text))
   guardFileSize(ctx, virtual, fileBytes(file) + addedBytes)
   const next = insertText(file.text, insertLine, text, inserted ?? undefined)
   const planned = await writeText(ctx, 'insert', target, file, next)

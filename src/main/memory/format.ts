@@ -19,7 +19,8 @@ export function formatSize(bytes: number): string {
   const units = ['K', 'M', 'G', 'T']
   let size = bytes / 1024
   let unit = 0
-  while (size >= 1024 && unit < units.length - 1) {
+  // A size that rounds to 1024.0 of a unit is shown as 1.0 of the next (`1.0M`, never `1024.0K`).
+  while (Number(size.toFixed(1)) >= 1024 && unit < units.length - 1) {
     size /= 1024
     unit++
   }
@@ -86,6 +87,10 @@ export function formatFileView(
 ): string {
   const header = fileHeader(virtualPath)
   if (lines.length === 0) return `${header}\n[The file is empty.]`
+  // A reply that fits under the cap whole is never cut (no note, so no room kept for one).
+  if (fitsWhole(header, lines, firstLine)) {
+    return `${header}\n${lines.map((line, i) => numberLine(firstLine + i, line)).join('\n')}`
+  }
   // Room for the longest possible note, so the whole reply stays within the cap.
   const budget = MAX_VIEW_CHARS - header.length - NOTE_ROOM
   const out: string[] = []
@@ -113,6 +118,17 @@ export function formatFileView(
 // largest line numbers and counts, is shorter).
 const NOTE_ROOM = 300
 
+// Whether the header and `lines` numbered from `firstLine`, each after a newline, fit in one
+// reply (counted without building the numbered lines).
+function fitsWhole(header: string, lines: ReadonlyArray<string>, firstLine: number): boolean {
+  let chars = header.length
+  for (let i = 0; i < lines.length; i++) {
+    chars += Math.max(LINE_NUMBER_WIDTH, String(firstLine + i).length) + 2 + lines[i]!.length
+    if (chars > MAX_VIEW_CHARS) return false
+  }
+  return true
+}
+
 /**
  * The characters one `view` of the whole of `text` holds before any cut, and whether it fits:
  * a file that does not fit needs several views (with `view_range`) to be read whole.
@@ -122,14 +138,15 @@ export function wholeViewSize(
   text: string,
 ): { readonly chars: number; readonly fits: boolean } {
   const header = fileHeader(virtualPath)
-  const budget = MAX_VIEW_CHARS - header.length - NOTE_ROOM
   const { lines } = splitLines(text)
   let used = 0
   for (let i = 0; i < lines.length; i++) {
     // As `numberLine(i + 1, line)` plus its newline, without building the string.
     used += Math.max(LINE_NUMBER_WIDTH, String(i + 1).length) + 2 + lines[i]!.length
   }
-  return { chars: header.length + 1 + used, fits: used <= budget }
+  // The reply is the header and each numbered line after a newline: as `formatFileView`, whole
+  // when that is within the cap.
+  return { chars: header.length + 1 + used, fits: header.length + used <= MAX_VIEW_CHARS }
 }
 
 interface Rest {

@@ -55,13 +55,18 @@ export function listDirectory(
   const numbered = [...firstLevel, ...firstLevel.flatMap((e) => contents.get(e.name) ?? [])]
   const lines = new LineMaker(folder)
   try {
-    const whole = fill(numbered, 0, numbered.length, budget, lines)
+    // A listing whose reply fits under the cap whole is whole: no note, so no room kept for one.
+    const room = MAX_VIEW_CHARS - header.length - ownLine.length - 1
+    const whole = fill(numbered, 0, numbered.length, room, lines)
     if (whole.next === numbered.length) {
       const official = firstLevel.flatMap((e) => [e, ...(contents.get(e.name) ?? [])])
       return [header, ownLine, ...official.flatMap((e) => whole.shown.get(e) ?? [])].join('\n')
     }
     const [start, end] = viewRange ? entryRange(viewRange, numbered.length) : [1, numbered.length]
-    const page = start === 1 && !viewRange ? whole : fill(numbered, start - 1, end, budget, lines)
+    const page =
+      start === 1 && !viewRange
+        ? within(whole, numbered, budget)
+        : fill(numbered, start - 1, end, budget, lines)
     const shown = numbered.slice(start - 1, page.next).flatMap((e) => page.shown.get(e) ?? [])
     const note: ListingPage = {
       virtual,
@@ -179,6 +184,28 @@ function fill(
     used += line.length + 1
   }
   return { shown, next: to }
+}
+
+/**
+ * The first page of a listing too long for one reply, cut from the lines already read for the
+ * whole (`whole`, filled to the cap) to `budget`, which keeps room for the note: no entry is
+ * read twice.
+ */
+function within(
+  whole: { shown: Map<Entry, string>; next: number },
+  entries: ReadonlyArray<Entry>,
+  budget: number,
+): { shown: Map<Entry, string>; next: number } {
+  const shown = new Map<Entry, string>()
+  let used = 0
+  for (let i = 0; i < whole.next; i++) {
+    const line = whole.shown.get(entries[i]!)
+    if (line === undefined) continue
+    if (used + line.length + 1 > budget) return { shown, next: i }
+    shown.set(entries[i]!, line)
+    used += line.length + 1
+  }
+  return { shown, next: whole.next }
 }
 
 // Reads an entry's size for its line, keeping the last first-level folder open: the entries

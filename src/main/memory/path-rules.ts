@@ -10,8 +10,13 @@ import { cutWithEllipsis } from '../lib/text'
 /** The virtual root every memory path starts with. */
 export const MEMORY_ROOT = '/memories'
 
-/** Longest segment, in characters (file systems allow 255 bytes; this keeps room for UTF-8). */
+/** Longest segment, in characters (UTF-16 code units, as JavaScript counts them). */
 export const MAX_SEGMENT_LENGTH = 128
+/**
+ * Longest segment in UTF-8 bytes: what ext4, APFS and most file systems hold in one name. 128
+ * characters of most scripts beyond Latin take more (`中` is 3 bytes, an emoji 4).
+ */
+export const MAX_SEGMENT_BYTES = 255
 /** Longest whole virtual path, in characters (keeps the real path under common OS limits). */
 export const MAX_PATH_LENGTH = 512
 /** Deepest path, in segments below `/memories`. */
@@ -145,7 +150,10 @@ export function parseMemoryPath(
   if (body === '') return { ok: true, virtual: MEMORY_ROOT, relative: '' }
   const segments = body.split('/')
   if (segments.length > MAX_DEPTH) {
-    return reject(`The path ${shown} is nested deeper than ${MAX_DEPTH} folders.`)
+    // Counted in names, the file's too: "deeper than 16 folders" was said of 16 folders and a file.
+    return reject(
+      `The path ${shown} is nested too deep: it has ${segments.length} names after /memories/, and a memory path may have at most ${MAX_DEPTH} (such as ${MAX_DEPTH - 1} folders and a file).`,
+    )
   }
   for (const segment of segments) {
     const problem = segmentProblem(segment)
@@ -161,6 +169,10 @@ export function segmentProblem(segment: string): string | null {
   if (segment.startsWith('.')) return 'names starting with "." (hidden files) are not allowed'
   if (segment.length > MAX_SEGMENT_LENGTH) {
     return `a name is longer than ${MAX_SEGMENT_LENGTH} characters`
+  }
+  const bytes = Buffer.byteLength(segment)
+  if (bytes > MAX_SEGMENT_BYTES) {
+    return `a name is too long: ${bytes} bytes in UTF-8, over the ${MAX_SEGMENT_BYTES} bytes a file system holds in one name`
   }
   if (INVALID_ON_WINDOWS.test(segment)) {
     return 'names may not contain any of < > : " | ? * \\'

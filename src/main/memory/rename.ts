@@ -121,7 +121,7 @@ function checkMovedPaths(ctx: CommandContext, from: ParsedMemoryPath, to: Parsed
       if (length > MAX_PATH_LENGTH || depth > MAX_DEPTH) {
         throw new CommandError(
           'invalid-path',
-          `Error: Cannot rename ${from.virtual} to ${to.virtual}: a path inside it would become longer than ${MAX_PATH_LENGTH} characters or deeper than ${MAX_DEPTH} folders.`,
+          `Error: Cannot rename ${from.virtual} to ${to.virtual}: a path inside it would become longer than ${MAX_PATH_LENGTH} characters or have more than ${MAX_DEPTH} names after /memories/.`,
         )
       }
       if (!entry.isDirectory()) continue

@@ -46,6 +46,27 @@ describe('the line model', () => {
     )
   })
 
+  it('adds the inserted lines as the text written reads back, an empty last line too', () => {
+    const text = fc.string({ unit: fc.constantFrom('a', '\n', 'é') })
+    fc.assert(
+      fc.property(text, text, fc.nat(), (file, added, at) => {
+        const before = splitLines(file).lines
+        const n = at % (before.length + 1)
+        const lines = splitLines(added.endsWith('\n') ? added : `${added}\n`).lines
+        const expected = [...before.slice(0, n), ...lines, ...before.slice(n)]
+        expect(splitLines(insertText(file, n, added)).lines).toEqual(expected)
+        expect(splitLines(joinLines(insertLines(splitLines(file), n, added))).lines).toEqual(
+          expected,
+        )
+      }),
+      { numRuns: 2000 },
+    )
+    // Before: "a" with "" inserted after line 1 became "a\n", still the one line `a`.
+    expect(insertText('a', 1, '')).toBe('a\n\n')
+    expect(insertText('a\r\nb', 2, '\r\n')).toBe('a\r\nb\r\n\r\n')
+    expect(insertText('', 0, '')).toBe('\n')
+  })
+
   it('inserts on text exactly as the line model does (insertText)', () => {
     // The line model splits at \n only; a lone \r is text. CRLF is the next test's.
     const text = fc

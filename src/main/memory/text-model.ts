@@ -25,10 +25,13 @@ export function splitLines(text: string): Lines {
   return { lines, finalNewline }
 }
 
-/** Joins lines back into text. */
+/**
+ * Joins lines back into text. An empty last line gets its newline whatever `finalNewline`
+ * says: without one it would not be a line (`"a\n"` is the one line `a`).
+ */
 export function joinLines({ lines, finalNewline }: Lines): string {
   if (lines.length === 0) return ''
-  return lines.join('\n') + (finalNewline ? '\n' : '')
+  return lines.join('\n') + (finalNewline || lines.at(-1) === '' ? '\n' : '')
 }
 
 /** One line as `view` shows it: number right-aligned in 6 characters, a tab, the text. */
@@ -94,6 +97,14 @@ function lineEndingOf(text: string): string | undefined {
 }
 
 /**
+ * Whether the inserted `body` (see `insertedText`) ends in an empty line, which needs a line
+ * ending of its own to be a line when it comes last in a file with no final newline.
+ */
+export function endsInEmptyLine(body: string): boolean {
+  return body === '' || body.endsWith('\n')
+}
+
+/**
  * Inserts `text` after line `afterLine` (0 = at the top), cutting `fileText` once at the start
  * of line `afterLine + 1`: for a file and text with `\n` line endings, the same result as
  * `joinLines(insertLines(splitLines(fileText), afterLine, text))`; in a CRLF file, the same in
@@ -108,15 +119,17 @@ export function insertText(
   text: string,
   inserted?: { body: string; eol: string },
 ): string {
-  if (fileText === '') return text
+  // An empty line inserted into an empty file is a line only with its newline.
+  if (fileText === '') return text === '' ? '\n' : text
   // One trailing line ending of `text` ends its last line; the file's own line end follows.
   const { body, eol } = inserted ?? insertedText(fileText, text)
   if (afterLine === 0) return `${body}${eol}${fileText}`
   let at = -1
   for (let line = 0; line < afterLine; line++) {
     at = fileText.indexOf('\n', at + 1)
-    // After a last line that has no newline: it gets one, the inserted lines keep none.
-    if (at === -1) return `${fileText}${eol}${body}`
+    // After a last line that has no newline: it gets one, and the inserted lines keep none,
+    // unless the last of them is empty (`""`, `"\n"`, `"x\n\n"`): a line only with its newline.
+    if (at === -1) return `${fileText}${eol}${body}${endsInEmptyLine(body) ? eol : ''}`
   }
   return `${fileText.slice(0, at + 1)}${body}${eol}${fileText.slice(at + 1)}`
 }
