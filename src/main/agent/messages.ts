@@ -128,7 +128,11 @@ function toApiBlock(block: StoredBlock): BetaContentBlockParam {
         type: 'tool_use',
         id: block.id,
         name: block.name,
-        input: wellFormedValue(block.input) as Record<string, unknown>,
+        // One stored before Cairn gave such calls an empty input: the API refuses a request
+        // resending an input that is not an object, so the conversation would fail for good.
+        input: isInputObject(block.input)
+          ? (wellFormedValue(block.input) as Record<string, unknown>)
+          : {},
       }
     case 'tool_result':
       return {
@@ -138,6 +142,11 @@ function toApiBlock(block: StoredBlock): BetaContentBlockParam {
         ...(block.is_error ? { is_error: true } : {}),
       }
   }
+}
+
+/** True for what the API takes as a tool call's input: an object (no array, no `null`). */
+export function isInputObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 // A tool call's input as JSON holds it: every string in it (keys too) made well-formed.

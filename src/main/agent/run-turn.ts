@@ -5,13 +5,17 @@
  */
 import type Anthropic from '@anthropic-ai/sdk'
 import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool'
-import type { BetaMemoryTool20250818Command } from '@anthropic-ai/sdk/resources/beta'
+import type {
+  BetaContentBlock,
+  BetaMemoryTool20250818Command,
+} from '@anthropic-ai/sdk/resources/beta'
 import type { AgentEvent, Settings, StoredBlock, StoredMessage } from '../../shared/types'
 import type { ExecuteOutcome, Origin } from '../history'
 import { CairnError, diskFailure } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import { parseMemoryPath, type MemoryExecutor, type MemoryResult } from '../memory'
 import {
+  isInputObject,
   NOT_RUN_CUT_OFF,
   NOT_RUN_ENDED,
   NOT_RUN_STOPPED,
@@ -288,6 +292,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
       }
       const message = await stream.finalMessage()
       reading = false
+      asObjectInputs(message.content)
       await flushing
       partial = []
       const reply: StoredMessage = {
@@ -451,6 +456,20 @@ function withinImageBudget(
   shown.images += images
   shown.chars += chars
   return result
+}
+
+/**
+ * Gives every tool call of a reply whose input is not an object (a JSON array, string, `null`:
+ * never from the real API, but the SDK passes it on) an empty one, in the reply itself: the
+ * runner resends this very message in the turn's next request, and the API refuses any
+ * request holding such a call ("tool_use.input: Input should be a valid dictionary"), so the
+ * turn, and every later message of its conversation, would fail. The call runs with no input,
+ * and Claude is told what it lacks.
+ */
+function asObjectInputs(content: ReadonlyArray<BetaContentBlock>): void {
+  for (const block of content) {
+    if (block.type === 'tool_use' && !isInputObject(block.input)) block.input = {}
+  }
 }
 
 /** The memory path a successful `view` looked at, as `/memories/…` (null for other commands). */
