@@ -347,3 +347,46 @@ describe('settings with hostile values', () => {
     ])
   })
 })
+
+describe('a reply that asks for memory calls yet ends the turn', () => {
+  // Never from the real API: calls with `end_turn` or `stop_sequence`. The runner runs none of
+  // them; the turn was told as one that used "more than 40 steps", and Claude that it reached
+  // its limit of steps, after one step.
+  for (const stopReason of ['end_turn', 'stop_sequence']) {
+    it(`(${stopReason}) runs none, tells Claude they were not run, and blames no step limit`, async () => {
+      cairn.fake.script(
+        reply.message(
+          [
+            { type: 'text', text: 'Saving it.' },
+            {
+              type: 'tool_use',
+              id: 'toolu_ended',
+              name: 'memory',
+              input: { command: 'create', path: '/memories/e.md', file_text: 'e\n' },
+            },
+          ],
+          stopReason,
+        ),
+      )
+      const turn = await cairn.turn(null, 'Remember e')
+      expect(errorOf(turn.events)).toBeUndefined()
+      expect(turn.events.at(-1)).toMatchObject({ type: 'turn-finished', stopped: false })
+      expect(turn.events.some((e) => e.type === 'tool-call')).toBe(false)
+      expect(cairn.fake.messageRequests()).toHaveLength(1)
+      expect(commitCount()).toBe(0)
+      const stored = await expectSendable(turn.conversationId)
+      expect(stored.messages[2]).toMatchObject({
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 'toolu_ended',
+            content: 'This command was not run: the reply ended before it could run.',
+            is_error: true,
+          },
+        ],
+      })
+      expect(stored.lastError).toBeUndefined()
+    })
+  }
+})

@@ -153,6 +153,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
   let replyEvents = 0
   let partial: StoredBlock[] = []
   let lastStop: string | null = null
+  // The replies of the turn so far: one per request.
+  let replies = 0
 
   // Every store of the turn goes through here, so a failure to save is told apart from the
   // API's failures (it is not a problem "talking to Claude").
@@ -275,6 +277,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
       // A failure is not lost either: `await flushing` below throws it again.
       flushResults(signal.aborted ? NOT_RUN_STOPPED : NOT_RUN_ENDED).catch(() => {})
       streamStarted = false
+      replies++
       reading = true
       replyEvents = 0
       partial = []
@@ -335,6 +338,13 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
         stopped: false,
         error: lastStop === 'refusal' ? refusalError() : unknownStopError(lastStop),
       }
+    }
+    if (awaitingResults && replies < MAX_REQUESTS_PER_TURN) {
+      // The last reply asked for calls yet ended for another reason (`end_turn`,
+      // `stop_sequence`: never from the real API), so the runner ran none of them. It was not
+      // the step limit, and the turn ended as the reply said.
+      await flushResults(NOT_RUN_ENDED)
+      return { stopped: false, error: null }
     }
     if (awaitingResults) {
       await flushResults('This command was not run: the turn reached its limit of steps.')
