@@ -149,6 +149,81 @@ describe('a tool call whose input is not an object', () => {
   })
 })
 
+describe('a tool call whose id the API would not take back', () => {
+  // The API takes ids of letters, digits, `_` and `-` only, and refuses any request resending
+  // another ("tool_use.id: String should match pattern"): a proxy's or another tool's id.
+  it('runs under an id it takes, linked to its commit, and the conversation goes on', async () => {
+    const odd = ['functions.memory:1', 'toolu a/b', 'toolu\u202E1']
+    cairn.fake.script(
+      reply.toolUses(
+        odd.map((id, n) => ({
+          id,
+          input: { command: 'create', path: `/memories/odd${n}.md`, file_text: `odd ${n}\n` },
+        })),
+      ),
+      reply.text('Saved.'),
+    )
+    const turn = await cairn.turn(null, 'Remember three things')
+    expect(errorOf(turn.events)).toBeUndefined()
+    expectPlain(turn.events)
+    const results = turn.events.flatMap((e) => (e.type === 'tool-result' ? [e] : []))
+    expect(results.map((r) => r.isError)).toEqual([false, false, false])
+    const ids = results.map((r) => r.toolUseId)
+    for (const id of ids) expect(id).toMatch(/^[a-zA-Z0-9_-]+$/)
+    expect(new Set(ids).size).toBe(3)
+    expect(commitCount()).toBe(3)
+    for (const [n, result] of results.entries()) {
+      expect(git('log', '-1', '--format=%B', result.commitOid!)).toContain(`Tool-Use-Id: ${ids[n]}`)
+      expect(git('show', `${result.commitOid}:odd${n}.md`)).toBe(`odd ${n}\n`)
+    }
+    const stored = await expectSendable(turn.conversationId)
+    expect(stored.toolCommits).toEqual(
+      Object.fromEntries(results.map((r) => [r.toolUseId, r.commitOid])),
+    )
+  })
+
+  it('already stored in a conversation file is sent as one it takes, its result still matched', async () => {
+    cairn.fake.script(reply.text('Hello'))
+    const first = await cairn.turn(null, 'hi')
+    const file = cairn.fileOf(first.conversationId)
+    await cairn.reopen(async () => {
+      const stored = JSON.parse(await readFile(file, 'utf8')) as Conversation
+      const messages = [
+        ...stored.messages,
+        {
+          role: 'assistant',
+          content: [
+            {
+              type: 'tool_use',
+              id: 'call.1:view',
+              name: 'memory',
+              input: { command: 'view', path: '/memories' },
+            },
+          ],
+          stopReason: 'tool_use',
+          usage: null,
+          createdAt: Date.now(),
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 'call.1:view', content: 'Empty.', is_error: false },
+          ],
+          createdAt: Date.now(),
+        },
+      ]
+      await writeFile(file, JSON.stringify({ ...stored, messages }))
+    })
+    cairn.fake.script(reply.text('Carrying on.'))
+    const next = await cairn.turn(first.conversationId, 'Go on')
+    expect(errorOf(next.events)).toBeUndefined()
+    const sent = cairn.fake.messageRequests().at(-1)!.body!.messages!
+    expect(invalidMessages(sent)).toBeNull()
+    // The result is the one stored, under the call's new id: not "not recorded".
+    expect(JSON.stringify(sent)).toContain('"content":"Empty."')
+  })
+})
+
 describe('the API failing through the core', () => {
   it('says a 500 is the API’s own fault, plainly, and the chat goes on', async () => {
     cairn.fake.script(reply.error(500))

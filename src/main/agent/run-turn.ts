@@ -20,6 +20,7 @@ import {
   NOT_RUN_ENDED,
   NOT_RUN_STOPPED,
   resultText,
+  sendableToolUseId,
   type ApiMessage,
   storedReply,
   toApiMessages,
@@ -295,7 +296,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
       }
       const message = await stream.finalMessage()
       reading = false
-      asObjectInputs(message.content)
+      asSendableCalls(message.content)
       await flushing
       partial = []
       const reply: StoredMessage = {
@@ -469,16 +470,20 @@ function withinImageBudget(
 }
 
 /**
- * Gives every tool call of a reply whose input is not an object (a JSON array, string, `null`:
- * never from the real API, but the SDK passes it on) an empty one, in the reply itself: the
- * runner resends this very message in the turn's next request, and the API refuses any
- * request holding such a call ("tool_use.input: Input should be a valid dictionary"), so the
- * turn, and every later message of its conversation, would fail. The call runs with no input,
- * and Claude is told what it lacks.
+ * Makes every tool call of a reply one the API takes back, in the reply itself: an input that
+ * is not an object (a JSON array, string, `null`) becomes an empty one, and an id with other
+ * characters than letters, digits, `_` and `-` one made from it. Never from the real API, but
+ * the SDK passes them on, the runner resends this very message in the turn's next request, and
+ * the API refuses any request holding such a call ("tool_use.input: Input should be a valid
+ * dictionary", "tool_use.id: String should match pattern"), so the turn, and every later
+ * message of its conversation, would fail. The call runs under the id it now has; one with no
+ * input is told what it lacks.
  */
-function asObjectInputs(content: ReadonlyArray<BetaContentBlock>): void {
+function asSendableCalls(content: ReadonlyArray<BetaContentBlock>): void {
   for (const block of content) {
-    if (block.type === 'tool_use' && !isInputObject(block.input)) block.input = {}
+    if (block.type !== 'tool_use') continue
+    if (!isInputObject(block.input)) block.input = {}
+    if (typeof block.id === 'string') block.id = sendableToolUseId(block.id)
   }
 }
 
