@@ -72,6 +72,41 @@ async function expectSendable(conversationId: string): Promise<Conversation> {
   return reread
 }
 
+/**
+ * A conversation of one exchange whose file then gets, while Cairn is closed, a call and its
+ * result as given (as an older Cairn or another program may have written them), then the next
+ * turn sent: its last request is returned.
+ */
+async function nextAfterStoredCall(
+  call: Record<string, unknown>,
+  result: string,
+): Promise<NonNullable<ReturnType<typeof cairn.fake.messageRequests>[number]['body']>['messages']> {
+  cairn.fake.script(reply.text('Hello'))
+  const first = await cairn.turn(null, 'hi')
+  const file = cairn.fileOf(first.conversationId)
+  await cairn.reopen(async () => {
+    const stored = JSON.parse(await readFile(file, 'utf8')) as Conversation
+    const answer = {
+      type: 'tool_result',
+      tool_use_id: call['id'],
+      content: result,
+      is_error: false,
+    }
+    const messages = [
+      ...stored.messages,
+      { role: 'assistant', content: [call], stopReason: 'tool_use', usage: null, createdAt: 1 },
+      { role: 'user', content: [answer], createdAt: 2 },
+    ]
+    await writeFile(file, JSON.stringify({ ...stored, messages }))
+  })
+  cairn.fake.script(reply.text('Carrying on.'))
+  const next = await cairn.turn(first.conversationId, 'Go on')
+  expect(errorOf(next.events)).toBeUndefined()
+  const sent = cairn.fake.messageRequests().at(-1)!.body!.messages
+  expect(invalidMessages(sent)).toBeNull()
+  return sent
+}
+
 describe('a tool call whose input is not an object', () => {
   // The API sends a tool call's input as an object; a reply that breaks that rule (a proxy, a
   // model fault) must not leave the conversation resending it: the API refuses every request
@@ -112,40 +147,11 @@ describe('a tool call whose input is not an object', () => {
   })
 
   it('already stored in a conversation file is sent as an object, so the chat goes on', async () => {
-    cairn.fake.script(reply.text('Hello'))
-    const first = await cairn.turn(null, 'hi')
-    const file = cairn.fileOf(first.conversationId)
-    await cairn.reopen(async () => {
-      const stored = JSON.parse(await readFile(file, 'utf8')) as Conversation
-      const messages = [
-        ...stored.messages,
-        {
-          role: 'assistant',
-          content: [{ type: 'tool_use', id: 'toolu_old', name: 'memory', input: ['view'] }],
-          stopReason: 'tool_use',
-          usage: null,
-          createdAt: Date.now(),
-        },
-        {
-          role: 'user',
-          content: [
-            {
-              type: 'tool_result',
-              tool_use_id: 'toolu_old',
-              content: 'Error: invalid input',
-              is_error: true,
-            },
-          ],
-          createdAt: Date.now(),
-        },
-      ]
-      await writeFile(file, JSON.stringify({ ...stored, messages }))
-    })
-    cairn.fake.script(reply.text('Carrying on.'))
-    const next = await cairn.turn(first.conversationId, 'Go on')
-    expect(errorOf(next.events)).toBeUndefined()
-    const sent = cairn.fake.messageRequests().at(-1)!.body!.messages!
-    expect(invalidMessages(sent)).toBeNull()
+    const sent = await nextAfterStoredCall(
+      { type: 'tool_use', id: 'toolu_old', name: 'memory', input: ['view'] },
+      'Error: invalid input',
+    )
+    expect(JSON.stringify(sent)).toContain('"id":"toolu_old","name":"memory","input":{}')
   })
 })
 
@@ -183,44 +189,20 @@ describe('a tool call whose id the API would not take back', () => {
   })
 
   it('already stored in a conversation file is sent as one it takes, its result still matched', async () => {
-    cairn.fake.script(reply.text('Hello'))
-    const first = await cairn.turn(null, 'hi')
-    const file = cairn.fileOf(first.conversationId)
-    await cairn.reopen(async () => {
-      const stored = JSON.parse(await readFile(file, 'utf8')) as Conversation
-      const messages = [
-        ...stored.messages,
-        {
-          role: 'assistant',
-          content: [
-            {
-              type: 'tool_use',
-              id: 'call.1:view',
-              name: 'memory',
-              input: { command: 'view', path: '/memories' },
-            },
-          ],
-          stopReason: 'tool_use',
-          usage: null,
-          createdAt: Date.now(),
-        },
-        {
-          role: 'user',
-          content: [
-            { type: 'tool_result', tool_use_id: 'call.1:view', content: 'Empty.', is_error: false },
-          ],
-          createdAt: Date.now(),
-        },
-      ]
-      await writeFile(file, JSON.stringify({ ...stored, messages }))
-    })
-    cairn.fake.script(reply.text('Carrying on.'))
-    const next = await cairn.turn(first.conversationId, 'Go on')
-    expect(errorOf(next.events)).toBeUndefined()
-    const sent = cairn.fake.messageRequests().at(-1)!.body!.messages!
-    expect(invalidMessages(sent)).toBeNull()
+    const call = { command: 'view', path: '/memories' }
+    const sent = await nextAfterStoredCall(
+      { type: 'tool_use', id: 'call.1:view', name: 'memory', input: call },
+      'Empty.',
+    )
     // The result is the one stored, under the call's new id: not "not recorded".
-    expect(JSON.stringify(sent)).toContain('"content":"Empty."')
+    const blocks = sent!.flatMap((m) => m.content as Array<Record<string, unknown>>)
+    const asked = blocks.find((b) => b.type === 'tool_use')!
+    expect(asked.id).toMatch(/^toolu_[0-9a-f]{32}$/)
+    expect(blocks.find((b) => b.type === 'tool_result')).toEqual({
+      type: 'tool_result',
+      tool_use_id: asked.id,
+      content: 'Empty.',
+    })
   })
 })
 
