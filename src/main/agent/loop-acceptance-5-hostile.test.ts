@@ -3,8 +3,9 @@
  * other acceptance files leave open: tool calls whose input is not an object (the API refuses
  * any later request that resends one), a 500 and a 429 with a wait through the core, 50 calls
  * of one reply all held for review and then stopped, every request of a turn byte-checked
- * (tools, system prompt, no host path, the key only in its header), and settings given hostile
- * values through the window and by hand. Through the real core: the real SDK against the fake
+ * (tools, system prompt, no host path, the key only in its header), settings given hostile
+ * values through the window and by hand, tool call ids the API would not take back, a reply
+ * asking for calls yet ending the turn, and a conversation file cut short while Cairn was closed. Through the real core: the real SDK against the fake
  * Messages API, the real versioned memory, `git` as the second opinion.
  */
 import { execFileSync } from 'node:child_process'
@@ -446,4 +447,39 @@ describe('a reply that asks for memory calls yet ends the turn', () => {
       expect(stored.lastError).toBeUndefined()
     })
   }
+})
+
+describe('a conversation file cut short while Cairn was closed', () => {
+  it('is listed as unreadable, refused plainly to open and to send, and the others chat on', async () => {
+    cairn.fake.script(reply.text('Hello one'))
+    const one = await cairn.turn(null, 'one')
+    cairn.fake.script(reply.text('Hello two'))
+    const two = await cairn.turn(null, 'two')
+    const file = cairn.fileOf(one.conversationId)
+    await cairn.reopen(async () => {
+      const text = await readFile(file, 'utf8')
+      await writeFile(file, text.slice(0, text.length / 2))
+    })
+    const list = await cairn.call('conversations:list', {})
+    expect(list.map((e) => [e.conversation.title, e.conversation.unreadable ?? false])).toEqual([
+      ['two', false],
+      ['one', true],
+    ])
+    const message =
+      'This conversation’s file is damaged (cut short, or not a conversation file), so it cannot be shown. You can delete it: the file is then kept aside in the conversations folder, not destroyed.'
+    for (const [channel, payload] of [
+      ['conversations:get', { id: one.conversationId }],
+      ['chat:send', { conversationId: one.conversationId, text: 'again', clientId: 'c-x' }],
+    ] as const) {
+      expect(await cairn.core.dispatch(channel, payload)).toEqual({
+        ok: false,
+        error: { code: 'conversation-corrupt', message },
+      })
+    }
+    const requests = cairn.fake.messageRequests().length
+    cairn.fake.script(reply.text('Three'))
+    const three = await cairn.turn(two.conversationId, 'three')
+    expect(errorOf(three.events)).toBeUndefined()
+    expect(cairn.fake.messageRequests()).toHaveLength(requests + 1)
+  })
 })
