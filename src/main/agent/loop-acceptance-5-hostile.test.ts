@@ -9,6 +9,7 @@
  * Messages API, the real versioned memory, `git` as the second opinion.
  */
 import { execFileSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -481,5 +482,40 @@ describe('a conversation file cut short while Cairn was closed', () => {
     const three = await cairn.turn(two.conversationId, 'three')
     expect(errorOf(three.events)).toBeUndefined()
     expect(cairn.fake.messageRequests()).toHaveLength(requests + 1)
+  })
+})
+
+describe('max_tokens in the middle of a tool call’s input', () => {
+  it('runs nothing of the half call, says the reply was cut off, and the chat goes on', async () => {
+    cairn.fake.script(
+      reply.raw(
+        sse.messageStart() +
+          sse.text(0, 'Writing it down.') +
+          sse.toolUse(
+            1,
+            { id: 'toolu_cut', name: 'memory' },
+            '{"command":"create","path":"/memories/cut.md","file_text":"the first ha',
+          ) +
+          sse.end('max_tokens'),
+      ),
+    )
+    const turn = await cairn.turn(null, 'Remember the whole story')
+    expect(errorOf(turn.events)).toMatchObject({ code: 'max-tokens' })
+    expect(turn.events.some((e) => e.type === 'tool-call')).toBe(false)
+    expectPlain(turn.events)
+    expect(commitCount()).toBe(0)
+    expect(existsSync(path.join(cairn.dataDir, 'memories', 'cut.md'))).toBe(false)
+    const stored = await expectSendable(turn.conversationId)
+    expect(stored.messages[2]).toMatchObject({
+      role: 'user',
+      content: [
+        {
+          type: 'tool_result',
+          tool_use_id: 'toolu_cut',
+          content: 'This command was not run: the reply was cut off before it finished.',
+          is_error: true,
+        },
+      ],
+    })
   })
 })
