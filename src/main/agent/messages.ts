@@ -1,6 +1,7 @@
 /**
  * Pure conversions between Cairn's stored messages and the Messages API's shapes.
  */
+import { createHash } from 'node:crypto'
 import type {
   BetaContentBlock,
   BetaContentBlockParam,
@@ -126,18 +127,40 @@ function toApiBlock(block: StoredBlock): BetaContentBlockParam {
     case 'tool_use':
       return {
         type: 'tool_use',
-        id: block.id,
+        id: sendableToolUseId(block.id),
         name: block.name,
-        input: wellFormedValue(block.input) as Record<string, unknown>,
+        // One stored before Cairn gave such calls an empty input: the API refuses a request
+        // resending an input that is not an object, so the conversation would fail for good.
+        input: isInputObject(block.input)
+          ? (wellFormedValue(block.input) as Record<string, unknown>)
+          : {},
       }
     case 'tool_result':
       return {
         type: 'tool_result',
-        tool_use_id: block.tool_use_id,
+        tool_use_id: sendableToolUseId(block.tool_use_id),
         content: wellFormed(block.content),
         ...(block.is_error ? { is_error: true } : {}),
       }
   }
+}
+
+/** The ids the API takes for a tool call: it refuses a request holding any other. */
+const TOOL_USE_ID = /^[a-zA-Z0-9_-]+$/
+
+/**
+ * `id` when the API takes it as a tool call's id (or when it is empty: such a call is never
+ * kept), else one it takes, made from it: the same for the same id, so a call and its result
+ * still match, and apart for different ones.
+ */
+export function sendableToolUseId(id: string): string {
+  if (id === '' || TOOL_USE_ID.test(id)) return id
+  return `toolu_${createHash('sha256').update(id).digest('hex').slice(0, 32)}`
+}
+
+/** True for what the API takes as a tool call's input: an object (no array, no `null`). */
+export function isInputObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 // A tool call's input as JSON holds it: every string in it (keys too) made well-formed.

@@ -5,17 +5,22 @@
  */
 import type Anthropic from '@anthropic-ai/sdk'
 import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool'
-import type { BetaMemoryTool20250818Command } from '@anthropic-ai/sdk/resources/beta'
+import type {
+  BetaContentBlock,
+  BetaMemoryTool20250818Command,
+} from '@anthropic-ai/sdk/resources/beta'
 import type { AgentEvent, Settings, StoredBlock, StoredMessage } from '../../shared/types'
 import type { ExecuteOutcome, Origin } from '../history'
 import { CairnError, diskFailure } from '../lib/errors'
 import type { Logger } from '../lib/logger'
 import { parseMemoryPath, type MemoryExecutor, type MemoryResult } from '../memory'
 import {
+  isInputObject,
   NOT_RUN_CUT_OFF,
   NOT_RUN_ENDED,
   NOT_RUN_STOPPED,
   resultText,
+  sendableToolUseId,
   type ApiMessage,
   storedReply,
   toApiMessages,
@@ -149,6 +154,8 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
   let replyEvents = 0
   let partial: StoredBlock[] = []
   let lastStop: string | null = null
+  // The replies of the turn so far: one per request.
+  let replies = 0
 
   // Every store of the turn goes through here, so a failure to save is told apart from the
   // API's failures (it is not a problem "talking to Claude").
@@ -271,6 +278,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
       // A failure is not lost either: `await flushing` below throws it again.
       flushResults(signal.aborted ? NOT_RUN_STOPPED : NOT_RUN_ENDED).catch(() => {})
       streamStarted = false
+      replies++
       reading = true
       replyEvents = 0
       partial = []
@@ -288,6 +296,7 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
       }
       const message = await stream.finalMessage()
       reading = false
+      asSendableCalls(message.content)
       await flushing
       partial = []
       const reply: StoredMessage = {
@@ -330,6 +339,13 @@ export async function runTurn(options: TurnOptions): Promise<TurnOutcome> {
         stopped: false,
         error: lastStop === 'refusal' ? refusalError() : unknownStopError(lastStop),
       }
+    }
+    if (awaitingResults && replies < MAX_REQUESTS_PER_TURN) {
+      // The last reply asked for calls yet ended for another reason (`end_turn`,
+      // `stop_sequence`: never from the real API), so the runner ran none of them. It was not
+      // the step limit, and the turn ended as the reply said.
+      await flushResults(NOT_RUN_ENDED)
+      return { stopped: false, error: null }
     }
     if (awaitingResults) {
       await flushResults('This command was not run: the turn reached its limit of steps.')
@@ -451,6 +467,24 @@ function withinImageBudget(
   shown.images += images
   shown.chars += chars
   return result
+}
+
+/**
+ * Makes every tool call of a reply one the API takes back, in the reply itself: an input that
+ * is not an object (a JSON array, string, `null`) becomes an empty one, and an id with other
+ * characters than letters, digits, `_` and `-` one made from it. Never from the real API, but
+ * the SDK passes them on, the runner resends this very message in the turn's next request, and
+ * the API refuses any request holding such a call ("tool_use.input: Input should be a valid
+ * dictionary", "tool_use.id: String should match pattern"), so the turn, and every later
+ * message of its conversation, would fail. The call runs under the id it now has; one with no
+ * input is told what it lacks.
+ */
+function asSendableCalls(content: ReadonlyArray<BetaContentBlock>): void {
+  for (const block of content) {
+    if (block.type !== 'tool_use') continue
+    if (!isInputObject(block.input)) block.input = {}
+    if (typeof block.id === 'string') block.id = sendableToolUseId(block.id)
+  }
 }
 
 /** The memory path a successful `view` looked at, as `/memories/…` (null for other commands). */

@@ -174,7 +174,8 @@ function classifyApiError(error: APIError, model: string): TurnError {
   }
   if (error.status === 429 || type === 'rate_limit_error') {
     const seconds = retryAfterSeconds(error.headers)
-    const wait = seconds === null ? 'Wait a moment' : `Try again in ${formatWait(seconds)}`
+    // A wait of 0 (or one already past) is no wait to name.
+    const wait = !seconds ? 'Wait a moment' : `Try again in ${formatWait(seconds)}`
     return { code: 'rate-limited', message: `Rate limit reached for your API key. ${wait}.` }
   }
   if (error.status === 529 || type === 'overloaded_error') {
@@ -483,14 +484,22 @@ function shownWith(text: string, hidden: Uint8Array, shownAs: string): string {
 
 /** Seconds to wait according to `retry-after-ms` / `retry-after` (seconds or an HTTP date). */
 export function retryAfterSeconds(headers: Headers | undefined, now = Date.now()): number | null {
-  const ms = Number.parseFloat(headers?.get('retry-after-ms') ?? '')
-  if (Number.isFinite(ms) && ms >= 0) return Math.ceil(ms / 1000)
+  const ms = plainNumber(headers?.get('retry-after-ms'))
+  if (ms !== null) return Math.ceil(ms / 1000)
   const value = headers?.get('retry-after')
   if (!value) return null
-  const seconds = Number.parseFloat(value)
-  if (Number.isFinite(seconds)) return Math.max(0, Math.ceil(seconds))
+  const seconds = plainNumber(value)
+  if (seconds !== null) return Math.ceil(seconds)
   const date = Date.parse(value)
   return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - now) / 1000))
+}
+
+// Digits, a fraction allowed, and a number JavaScript holds: `parseFloat` read a date such as
+// "2026-12-05T22:00:00Z" as 2026 seconds, and "1e300" or 400 nines as a wait of that length.
+function plainNumber(value: string | null | undefined): number | null {
+  if (!value || !/^\s*\d+(?:\.\d+)?\s*$/.test(value)) return null
+  const number = Number(value)
+  return Number.isFinite(number) ? number : null
 }
 
 /** The silence that ended a reply, as thrown or as the SDK's wrapping's cause. */
@@ -504,8 +513,12 @@ function silenceOf(error: unknown): ReplySilenceError | null {
 
 function formatWait(seconds: number): string {
   if (seconds < 60) return `${seconds} second${seconds === 1 ? '' : 's'}`
-  const minutes = Math.ceil(seconds / 60)
-  return `${minutes} minute${minutes === 1 ? '' : 's'}`
+  if (seconds < 2 * 3600) {
+    const minutes = Math.ceil(seconds / 60)
+    return `${minutes} minute${minutes === 1 ? '' : 's'}`
+  }
+  const hours = Math.ceil(seconds / 3600)
+  return hours > 48 ? 'more than two days' : `${hours} hours`
 }
 
 function errorType(error: APIError): string | undefined {

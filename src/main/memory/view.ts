@@ -278,6 +278,11 @@ function jpegFrameAt(bytes: Uint8Array): number | null {
     // SOF0-15 but DHT (c4), JPG (c8) and DAC (cc): a frame header, 8 bytes at least.
     if (marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker)) {
       if (length < 8) return null
+      // A side of 0 (a height left to a later DNL marker, or none at all) is no image the API
+      // takes: it would refuse the whole request over it.
+      const sides = (bytes[at + 3]! << 8) | bytes[at + 4]!
+      const width = (bytes[at + 5]! << 8) | bytes[at + 6]!
+      if (sides === 0 || width === 0) return null
       frame = at + 2
     }
     if (marker === 0xda) return frame

@@ -387,6 +387,19 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
     }
   }
 
+  // The changes waiting on each turn's signal, and the one listener that stops them all: a
+  // reply may hold dozens of calls at once, and a listener each made Node warn past ten.
+  const waitingOn = new WeakMap<
+    AbortSignal,
+    { readonly held: Set<Held>; readonly onAbort: () => void }
+  >()
+
+  /** A change waiting when its turn stops is declined (after its approval, when one runs). */
+  function stopped(held: Held): void {
+    if (held.deciding) held.declineAfter ??= STOPPED_REASON
+    else decline(held, STOPPED_REASON, false)
+  }
+
   /**
    * Declines `held` when the turn's signal aborts, while it waits. Returns what stops
    * listening once it is decided: a turn may hold many calls in its life, and each listener
@@ -394,16 +407,28 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
    */
   function wait(held: Held, signal: AbortSignal | undefined): () => void {
     if (!signal) return () => {}
-    const onAbort = (): void => {
-      if (held.deciding) held.declineAfter ??= STOPPED_REASON
-      else decline(held, STOPPED_REASON, false)
-    }
     if (signal.aborted) {
-      onAbort()
+      stopped(held)
       return () => {}
     }
-    signal.addEventListener('abort', onAbort, { once: true })
-    return () => signal.removeEventListener('abort', onAbort)
+    let waiting = waitingOn.get(signal)
+    if (!waiting) {
+      const all = new Set<Held>()
+      const onAbort = (): void => {
+        waitingOn.delete(signal)
+        for (const one of [...all]) stopped(one)
+      }
+      waiting = { held: all, onAbort }
+      waitingOn.set(signal, waiting)
+      signal.addEventListener('abort', onAbort, { once: true })
+    }
+    const { held: all, onAbort } = waiting
+    all.add(held)
+    return () => {
+      if (!all.delete(held) || all.size > 0 || waitingOn.get(signal)?.held !== all) return
+      waitingOn.delete(signal)
+      signal.removeEventListener('abort', onAbort)
+    }
   }
 
   return {
