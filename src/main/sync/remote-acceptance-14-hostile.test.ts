@@ -128,7 +128,11 @@ describe('the token', () => {
     expect(refused.state).toBe('error')
     expect(JSON.stringify(refused)).not.toContain(wrong)
     expect(
-      JSON.stringify(await laptop.call('sync:test', {}).catch((e: Error) => e.message)),
+      JSON.stringify(
+        await laptop
+          .call('sync:test', { url: sync.server.url(repo), username: sync.server.user })
+          .catch((e: Error) => e.message),
+      ),
     ).not.toContain(wrong)
     await laptop.connect(sync.server, repo, token)
     expect((await laptop.sync()).state).toBe('idle')
