@@ -4,10 +4,16 @@
  * and one whose names fold it, and the token kept off every file Cairn writes. Real machines
  * through the real git server on loopback; the git CLI as second opinion.
  */
-import { readdir, readFile } from 'node:fs/promises'
+import { readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { expectSound, linesOfHistory, useSyncServer, type Machine } from './test-support'
+import {
+  expectSound,
+  linesOfHistory,
+  otherClient,
+  useSyncServer,
+  type Machine,
+} from './test-support'
 
 const sync = useSyncServer()
 
@@ -152,4 +158,47 @@ describe('the token', () => {
       [...linesOfHistory(path.join(laptop.dir, 'history.git'))].filter((l) => l.includes(token)),
     ).toEqual([])
   }, 120_000)
+})
+
+describe('a remote whose main names no commit', () => {
+  for (const kind of ['an annotated tag', 'a tree', 'a file'] as const) {
+    it(`(${kind}) is refused plainly, changing nothing; once mended, the next sync completes`, async () => {
+      const { repo, laptop } = await sync.alone(`not-a-commit-${kind.replace(/\W+/g, '-')}`)
+      const tip = sync.server.git(repo, 'rev-parse', 'main').trim()
+      const target =
+        kind === 'a tree'
+          ? sync.server.git(repo, 'rev-parse', 'main^{tree}').trim()
+          : kind === 'a file'
+            ? sync.server.git(repo, 'rev-parse', 'main:a.md').trim()
+            : otherClient(
+                sync.server.gitdir(repo),
+                `object ${tip}\ntype commit\ntag v1\ntagger Other <o@x> 1700000000 +0000\n\na tag\n`,
+                'mktag',
+              )
+      // git's own update-ref will not point a branch at what is not a commit; a hostile
+      // server's file system will.
+      await writeFile(path.join(sync.server.gitdir(repo), 'refs', 'heads', 'main'), `${target}\n`)
+      await laptop.write('mine.md', 'written here\n')
+      const head = laptop.git('rev-parse', 'main').trim()
+      const status = await laptop.sync()
+      // The remote's, never this machine's history called damaged: the object is sound, and
+      // this machine's history holds it (the tree and the file it synced before).
+      expect(status).toMatchObject({
+        state: 'error',
+        error: {
+          code: 'sync-unsafe-content',
+          message: expect.stringContaining('The remote holds a version Cairn cannot read'),
+        },
+      })
+      expect(laptop.git('rev-parse', 'main').trim()).toBe(head)
+      expect(Object.fromEntries(await laptop.files())).toEqual({
+        'a.md': 'a\n',
+        'mine.md': 'written here\n',
+      })
+      sync.server.git(repo, 'update-ref', 'refs/heads/main', tip)
+      expect((await laptop.sync()).state).toBe('idle')
+      expect(sync.server.git(repo, 'show', 'main:mine.md')).toBe('written here\n')
+      laptop.git('fsck', '--strict', '--no-dangling')
+    }, 120_000)
+  }
 })
