@@ -24,6 +24,12 @@ describe('a remote holding a 200 MB file', () => {
     const tree = otherClient(remote, `${listed}\n100644 blob ${blob}\thuge.md\n`, 'mktree')
     const commit = otherClient(remote, null, 'commit-tree', tree, '-p', tip, '-m', 'huge')
     otherClient(remote, null, 'update-ref', 'refs/heads/main', commit)
+    // Test connection says the same sentence (its `found` is `unreachable`, the nearest it has).
+    const tested = await laptop.call('sync:test', {
+      url: sync.server.url(repo),
+      username: sync.server.user,
+    })
+    expect(tested).toMatchObject({ ok: false, message: expect.stringContaining('200 MB') })
     await laptop.write('mine.md', 'written here\n')
     const head = laptop.git('rev-parse', 'main').trim()
     const status = await laptop.sync()
