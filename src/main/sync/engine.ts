@@ -206,10 +206,13 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
             // A version git itself calls damaged (one name twice in a folder, a name holding `/`)
             // that this machine's `main` does not reach came from the remote: said as the remote's,
             // never as damage to this machine's history, which git fsck finds whole.
+            // So is a remote `main` naming a folder or a file, not a commit: this machine's
+            // history may well hold that object (the remote's tree it synced before), whole.
             if (
               remote !== null &&
               isUnreadableObject(error) &&
-              !(await localReaches(ctx.git, session.head(), error.oid))
+              ((error.oid === remote && error.detail === 'not a commit') ||
+                !(await localReaches(ctx.git, session.head(), error.oid)))
             ) {
               throw new RefusedContentError(
                 `${UNREADABLE_REFUSED[0]}${cutWithEllipsis(escapeInvisible(error.detail), 200)}${UNREADABLE_REFUSED[1]}`,

@@ -24,7 +24,8 @@ import {
 import { TEMP_FILE_PREFIX } from '../lib/folders'
 import type { Logger } from '../lib/logger'
 import { OWN_FILE_CAP } from '../lib/own-file-caps'
-import { moveIntoDamaged } from '../history'
+import { MAX_VERSIONED_BYTES, moveIntoDamaged } from '../history'
+import { packRefused, packSizeProblem } from './pack-sizes'
 
 type Encoding = { readonly encoding?: string; readonly mode?: number } | string | undefined
 
@@ -139,6 +140,13 @@ export function fetchFs(
             held.set(name, data)
             return
           }
+          // Sizes checked before the pack is written or indexed: the indexer inflates every
+          // object whole, a file of some GB (packed to a few MB) among them. Up to a few times
+          // what the history versions it may: the sync's own check then refuses it by name.
+          if (name.startsWith(packs) && name.endsWith('.pack') && typeof data !== 'string') {
+            const problem = packSizeProblem(data, PACK_OBJECT_CAP)
+            if (problem) throw packRefused(problem, MAX_VERSIONED_BYTES)
+          }
           // A pack this fetch brings (`onPack`), told only when it was not there before: the same
           // objects packed the same way by an earlier fetch make the same name, and are not its.
           const fresh =
@@ -179,6 +187,9 @@ export function fetchFs(
 
 /** The file beside a pack a sync's fetch brought, until that sync is done with it. */
 const FETCH_KEEP = '.keep'
+
+/** The largest object a fetched pack may hold before it is indexed (`packSizeProblem`). */
+export const PACK_OBJECT_CAP = 4 * MAX_VERSIONED_BYTES
 
 /** What such a file says: told apart from a `.keep` a person made with git, which stays. */
 const KEPT_BY = 'cairn: a sync is checking what its fetch brought\n'

@@ -54,11 +54,24 @@ export async function importHistory(
   async function copyTree(oid: string, prefix: string): Promise<string | null> {
     const key = `${prefix}\0${oid}`
     if (trees.has(key)) return trees.get(key) ?? null
-    const { tree } = await git.readTree({ fs, gitdir: source, oid, cache })
+    const { object, type } = await read(oid)
+    if (type !== 'tree') throw new ImportDamagedError('a folder of the history is not a folder')
     const kept: RawTreeEntry[] = []
     const names = new Set<string>()
-    for (const entry of tree) {
+    for (const entry of foreignListing(Buffer.from(object as Uint8Array))) {
       const path = prefix ? `${prefix}/${entry.path}` : entry.path
+      // A name holding `/` would pass the checks of each of its parts and be damage in
+      // memory's repository; every other name (`.git`, `..`) is judged with its files' paths.
+      const problem =
+        entry.name === null
+          ? 'a file name that is not UTF-8'
+          : entry.name.includes('/')
+            ? 'not a valid file name'
+            : null
+      if (problem) {
+        if (!skipped.has(path)) skipped.set(path, problem)
+        continue
+      }
       // A folder listing one name twice (git fsck's duplicateEntries, which no history may
       // hold): the first is kept and the second left out, named, as a ZIP's second file of
       // one name is. Written as it was, the tree would be damage in memory's repository.
@@ -156,6 +169,62 @@ export async function importHistory(
     skipped: [...skipped].map(([path, reason]) => ({ path, reason })),
     unchanged,
   }
+}
+
+/** An entry of a foreign folder listing: its mode as git reads it (`100664` is `100644`). */
+interface ForeignEntry {
+  readonly mode: string
+  readonly type: 'blob' | 'tree' | 'commit'
+  /** The name as it shows in messages; `name` is null when it is not UTF-8. */
+  readonly path: string
+  readonly name: string | null
+  readonly oid: string
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+/**
+ * Every entry of a tree made elsewhere, as git lists it, names unchecked: what may enter
+ * memory is judged per file (`checkBlob`), so a hostile name (`.git`, `..`, one holding `/`)
+ * is left out and named. isomorphic-git's `readTree` throws on such a name, and the whole
+ * import failed as "could not be read as a git history".
+ *
+ * Sample: `100644 notes.md\0<20-byte id>`, `40000 .git\0<20-byte id>`.
+ */
+function foreignListing(bytes: Buffer): ForeignEntry[] {
+  const entries: ForeignEntry[] = []
+  let at = 0
+  while (at < bytes.length) {
+    const space = bytes.indexOf(0x20, at)
+    const nul = space < 0 ? -1 : bytes.indexOf(0, space + 1)
+    if (space < 0 || nul < 0 || nul + 21 > bytes.length) {
+      throw new ImportDamagedError('a folder listing of the history cannot be read')
+    }
+    const octal = Number.parseInt(bytes.toString('latin1', at, space), 8)
+    let name: string | null
+    try {
+      name = strictUtf8.decode(bytes.subarray(space + 1, nul))
+    } catch {
+      name = null
+    }
+    // git's own reading of old or odd modes (`canon_mode`): a folder, a link, a submodule,
+    // else a file, executable or not.
+    const kind = octal & 0o170000
+    const [mode, type]: [string, ForeignEntry['type']] =
+      kind === 0o040000
+        ? ['40000', 'tree']
+        : kind === 0o120000
+          ? ['120000', 'blob']
+          : kind === 0o160000
+            ? ['160000', 'commit']
+            : kind === 0o100000
+              ? [octal & 0o111 ? '100755' : '100644', 'blob']
+              : [bytes.toString('latin1', at, space), 'blob']
+    const oid = bytes.toString('hex', nul + 1, nul + 21)
+    entries.push({ mode, type, name, path: name ?? bytes.toString('latin1', space + 1, nul), oid })
+    at = nul + 21
+  }
+  return entries
 }
 
 async function emptyTree(history: HistoryGit): Promise<string> {

@@ -1,0 +1,97 @@
+/**
+ * What a fetched pack says of its objects' sizes, read before anything inflates them whole: a
+ * hostile remote's file of 200 MB of one byte packs to 200 KB, and isomorphic-git's index of
+ * the pack inflated it into memory (410 MB more for the process) before the sync's own checks
+ * refused it as too large; one of a few GB stopped Cairn. Each object's header says how large
+ * it is, and a delta's data says how large its result is.
+ *
+ * Sample: `PACK` `00000002` `<count>`, then per object `<type and size varint>` (`<base
+ * offset varint>` for an ofs-delta, `<20-byte id>` for a ref-delta) and its zlib data.
+ */
+import { inflateSync } from 'node:zlib'
+import { CairnError } from '../lib/errors'
+
+/** Why a pack may not be indexed (`size`: what its largest object would take), or null. */
+export type PackSizeProblem =
+  { readonly kind: 'too-large'; readonly size: number } | { readonly kind: 'unreadable' } | null
+
+const OFS_DELTA = 6
+const REF_DELTA = 7
+
+/**
+ * The first object of `pack` whose size is over `cap` (a whole object, or a delta's result),
+ * or one that inflates past the size its header gives. Inflates each object once, never past
+ * that size; a pack it cannot walk (cut short) is left to the indexer, which says so.
+ */
+export function packSizeProblem(pack: Uint8Array, cap: number): PackSizeProblem {
+  const bytes = Buffer.from(pack.buffer, pack.byteOffset, pack.byteLength)
+  if (bytes.length < 12 || bytes.toString('latin1', 0, 4) !== 'PACK') return null
+  const count = bytes.readUInt32BE(8)
+  let at = 12
+  for (let n = 0; n < count; n++) {
+    if (at >= bytes.length) return null
+    let byte = bytes[at++] as number
+    const type = (byte >> 4) & 7
+    let size = byte & 15
+    let shift = 4
+    while (byte & 0x80) {
+      if (at >= bytes.length || shift > 49) return null
+      byte = bytes[at++] as number
+      size += (byte & 0x7f) * 2 ** shift
+      shift += 7
+    }
+    if (size > cap) return { kind: 'too-large', size }
+    if (type === OFS_DELTA) {
+      do {
+        if (at >= bytes.length) return null
+      } while ((bytes[at++] as number) & 0x80)
+    } else if (type === REF_DELTA) {
+      at += 20
+    }
+    let data: Buffer
+    let used: number
+    try {
+      const inflated = inflateSync(bytes.subarray(at), {
+        info: true,
+        maxOutputLength: Math.max(size, 1),
+      }) as unknown as { buffer: Buffer; engine: { bytesWritten: number } }
+      data = inflated.buffer
+      used = inflated.engine.bytesWritten
+    } catch (error) {
+      // More than its header said: what a bomb would do to pass the check above. Anything
+      // else (a pack cut short) is the indexer's to say, as before.
+      return (error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE'
+        ? { kind: 'unreadable' }
+        : null
+    }
+    if (type === OFS_DELTA || type === REF_DELTA) {
+      // A delta's data begins with its base's size, then its result's (git's varints).
+      let pos = 0
+      for (const which of ['base', 'result'] as const) {
+        let value = 0
+        let step = 0
+        let b: number
+        do {
+          if (pos >= data.length || step > 49) return null
+          b = data[pos++] as number
+          value += (b & 0x7f) * 2 ** step
+          step += 7
+        } while (b & 0x80)
+        if (which === 'result' && value > cap) return { kind: 'too-large', size: value }
+      }
+    }
+    at += used
+  }
+  return null
+}
+
+/** The refusal of a fetched pack `packSizeProblem` found a problem in: nothing was written. */
+export function packRefused(problem: NonNullable<PackSizeProblem>, cap: number): CairnError {
+  const mb = (bytes: number) => `${Math.ceil(bytes / 2 ** 20)} MB`
+  return new CairnError(
+    'sync-unsafe-content',
+    problem.kind === 'too-large'
+      ? `The remote holds a file Cairn will not put in your memory folder: one of ${mb(problem.size)} (too large; Cairn versions files up to ${mb(cap)}). Nothing was changed; remove it from the remote to sync.`
+      : 'The remote sent a file larger than it said it was, which Cairn will not unpack. Nothing was changed.',
+  )
+}
