@@ -1,0 +1,185 @@
+/**
+ * Packs a fetch brought that no sync judged (took in, or removed as refused): a sync killed
+ * (SIGKILL) once its fetch had moved the tracking ref to a commit it then refuses, and a Test
+ * connection's own fetch of such a commit. Each leaves the fetch's packs with their `.keep`, and
+ * the next sync judges them with what it fetches, or, refusing a commit it refused before
+ * without fetching it again, on their own. Before, the next sync's fetch got no pack back (the
+ * tracking ref already named the commit), so nothing marked the refused objects for removal,
+ * and they stayed for good. A real git server, a real child killed, git as second opinion.
+ */
+import { readdirSync, writeFileSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { expect, it } from 'vitest'
+import { runKilledChild } from '../history/test-helpers'
+import { otherClient as git, trackingFile, useSyncServer, type Machine } from './test-support'
+
+const sync = useSyncServer()
+
+/**
+ * Another client's push of a commit whose folder listing names `d.md` twice (git calls it
+ * damaged; Cairn refuses it): the commit and the objects only it brought.
+ */
+function pushDamaged(repo: string, tag: string): string[] {
+  const remote = sync.server.gitdir(repo)
+  const tip = git(remote, null, 'rev-parse', 'main')
+  const one = git(remote, `one ${tag}\n`, 'hash-object', '-w', '--stdin')
+  const two = git(remote, `two ${tag}\n`, 'hash-object', '-w', '--stdin')
+  const listing = Buffer.concat(
+    [one, two].map((oid) => Buffer.concat([Buffer.from('100644 d.md\0'), Buffer.from(oid, 'hex')])),
+  )
+  const tree = git(remote, listing, 'hash-object', '-t', 'tree', '--literally', '-w', '--stdin')
+  const bad = git(remote, null, 'commit-tree', tree, '-p', tip, '-m', `damaged ${tag}`)
+  git(remote, null, 'update-ref', 'refs/heads/main', bad)
+  return [bad, tree, one, two]
+}
+
+const has = (machine: Machine, oid: string): boolean => {
+  try {
+    machine.git('cat-file', '-e', oid)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const packFolder = (machine: Machine) => path.join(machine.dir, 'history.git', 'objects', 'pack')
+const keeps = (machine: Machine) =>
+  readdirSync(packFolder(machine)).filter((name) => name.endsWith('.keep'))
+
+/** The refused objects are gone, nothing is kept from later folds, git finds the store sound. */
+function expectRemoved(machine: Machine, oids: ReadonlyArray<string>, head: string): void {
+  for (const oid of oids) expect(has(machine, oid), oid).toBe(false)
+  expect(keeps(machine)).toEqual([])
+  expect(machine.git('for-each-ref', '--format=%(objectname)')).not.toContain(oids[0])
+  machine.git('fsck', '--strict')
+  expect(machine.git('rev-parse', 'main').trim()).toBe(head)
+}
+
+it('removes what a fetch brought when the sync was killed once the tracking ref named it, before its refusal', async () => {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-unjudged-kill-'))
+  try {
+    const laptop = await sync.machine('laptop', dir)
+    await laptop.write('a.md', 'mine\n')
+    const repo = sync.newRepo('unjudged-kill')
+    await laptop.connect(sync.server, repo)
+    expect((await laptop.sync()).state).toBe('idle')
+    const head = laptop.git('rev-parse', 'main').trim()
+    const refused = pushDamaged(repo, 'killed')
+    await sync.stop(laptop)
+
+    // The same machine, syncing, killed at the first disk call after the fetch's rename of the
+    // tracking ref into place: the fetch is whole, the refusal has not begun.
+    const tracking = trackingFile(path.join(dir, 'history.git'))
+    await runKilledChild(`
+      const { nodeDisk, setDisk } = await import(${JSON.stringify(path.resolve('src/main/lib/disk.ts'))})
+      const { hookDisk } = await import(${JSON.stringify(path.resolve('src/main/lib/disk-hooks.ts'))})
+      const { createCore } = await import(${JSON.stringify(path.resolve('src/main/core.ts'))})
+      const { createFileSecretStore } = await import(${JSON.stringify(path.resolve('src/main/settings/index.ts'))})
+      const { createRecordingLogger } = await import(${JSON.stringify(path.resolve('src/main/lib/logger.ts'))})
+      let moved = false
+      setDisk(hookDisk(nodeDisk, (call) => {
+        if (moved) process.kill(process.pid, 'SIGKILL')
+        moved = call.name === 'renameSync' && String(call.args[1]) === ${JSON.stringify(tracking)}
+      }).disk)
+      const core = await createCore({
+        dataDir: ${JSON.stringify(dir)},
+        hostName: () => 'laptop',
+        logger: createRecordingLogger(),
+        syncTokenStore: createFileSecretStore({ file: ${JSON.stringify(path.join(dir, 'sync-token.json'))} }),
+        syncDebounceMs: 3_600_000,
+        env: {},
+      })
+      await core.dispatch('sync:now')
+    `)
+
+    const again = await sync.machine('laptop', dir)
+    // The kill came with the refused commit fetched and named by the tracking ref.
+    expect(again.git('rev-parse', 'refs/remotes/cairn-sync/main').trim()).toBe(refused[0])
+    for (const oid of refused) expect(has(again, oid)).toBe(true)
+    expect(keeps(again).length).toBeGreaterThan(0)
+
+    const status = await again.sync()
+    expect(status.error?.code).toBe('sync-unsafe-content')
+    // Before, this fetch brought nothing (the server was told the machine has the commit), no
+    // pack was marked for removal, and the refused objects stayed.
+    expectRemoved(again, refused, head)
+    // Refused again as it stands, without fetching it.
+    expect((await again.sync()).error?.message).toContain('did not download it again')
+    expectRemoved(again, refused, head)
+    await sync.stop(again)
+  } finally {
+    await rm(dir, { recursive: true, force: true, maxRetries: 10 })
+  }
+}, 120_000)
+
+it("removes what a Test connection's own fetch brought of a commit the next sync refuses", async () => {
+  const { repo, laptop } = await sync.alone('unjudged-test')
+  const head = laptop.git('rev-parse', 'main').trim()
+  const refused = pushDamaged(repo, 'tested')
+  const tested = await laptop.call('sync:test', {
+    url: sync.server.url(repo),
+    username: sync.server.user,
+    token: sync.server.token,
+  })
+  expect(tested.ok).toBe(true)
+  // It fetched the commit to say whose memory the remote holds.
+  for (const oid of refused) expect(has(laptop, oid)).toBe(true)
+
+  expect((await laptop.sync()).error?.code).toBe('sync-unsafe-content')
+  // Before, the tracking ref named the commit already, the sync's fetch brought nothing, and
+  // what the Test connection fetched stayed.
+  expectRemoved(laptop, refused, head)
+}, 120_000)
+
+it("judges packs left unjudged while a refusal is remembered (no fetch comes): a person's .keep stays", async () => {
+  const { repo, laptop } = await sync.alone('unjudged-remembered')
+  const head = laptop.git('rev-parse', 'main').trim()
+  const refused = pushDamaged(repo, 'remembered')
+  expect((await laptop.sync()).error?.code).toBe('sync-unsafe-content')
+  expectRemoved(laptop, refused, head)
+  // A pack a person made with git, kept from folds by a `.keep` of their own.
+  const blob = laptop.git('rev-parse', 'main:a.md').trim()
+  const theirs = execGitPack(laptop, blob)
+  writeFileSync(path.join(packFolder(laptop), `${theirs}.keep`), 'kept by hand\n')
+  // A Test connection fetches the refused commit again: its packs are left to the next sync.
+  const tested = await laptop.call('sync:test', {
+    url: sync.server.url(repo),
+    username: sync.server.user,
+    token: sync.server.token,
+  })
+  expect(tested.ok).toBe(true)
+  expect(has(laptop, refused[0]!)).toBe(true)
+
+  // Refused again without a download: no fetch's clean-up runs, yet the packs are judged.
+  const status = await laptop.sync()
+  expect(status.error?.message).toContain('did not download it again')
+  for (const oid of refused) expect(has(laptop, oid), oid).toBe(false)
+  expect(keeps(laptop)).toEqual([`${theirs}.keep`])
+  expect(readdirSync(packFolder(laptop))).toContain(`${theirs}.pack`)
+  laptop.git('fsck', '--strict')
+  expect(laptop.git('rev-parse', 'main').trim()).toBe(head)
+}, 120_000)
+
+/** Packs `oid` with git into the machine's pack folder; returns the pack's name. */
+function execGitPack(machine: Machine, oid: string): string {
+  const base = path.join(packFolder(machine), 'pack')
+  const sum = git(path.join(machine.dir, 'history.git'), `${oid}\n`, 'pack-objects', base)
+  return `pack-${sum}`
+}
+
+it('takes in what a Test connection fetched of a change the next sync accepts, and lets maintenance fold it', async () => {
+  const { repo, laptop, desktop } = await sync.behind('unjudged-taken')
+  const tested = await laptop.call('sync:test', {
+    url: sync.server.url(repo),
+    username: sync.server.user,
+    token: sync.server.token,
+  })
+  expect(tested.ok).toBe(true)
+  expect((await laptop.sync()).state).toBe('idle')
+  expect((await laptop.files()).get('log.md')).toBe('one\ntwo\n')
+  expect(keeps(laptop)).toEqual([])
+  expect(laptop.git('rev-parse', 'main').trim()).toBe(desktop.git('rev-parse', 'main').trim())
+  laptop.git('fsck', '--strict')
+}, 120_000)
