@@ -6,6 +6,7 @@
 import git from 'isomorphic-git'
 import nodeHttp from 'isomorphic-git/http/node'
 import path from 'node:path'
+import { disk } from '../lib/disk'
 import { diskProblem, isDiskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import { hasInvisible } from '../../shared/invisible'
@@ -479,6 +480,7 @@ async function fetchInto(
   onPack?: (name: string) => void,
   since?: ReadonlyArray<string>,
 ): Promise<string | null> {
+  refuseLinkedPackFolder(gitdir)
   cleanInterruptedFetch(gitdir)
   clearRefWay(gitdir, TRACKING_REF, remote.logger)
   await forgetBrokenTracking(gitdir)
@@ -510,6 +512,21 @@ async function fetchInto(
     if ((error as { code?: string }).code === 'NotFoundError') return null
     throw transportError(error, refused.value, 'fetch', '', trace)
   }
+}
+
+/**
+ * Refuses a fetch into a pack folder that is a link (`history.git/objects/pack` to a folder
+ * elsewhere, which open keeps: its packs are the history, read through it): the fetch's pack,
+ * its index and `.keep` went through it, outside the data folder, as no other write of Cairn's
+ * does (maintenance, open's and a fetch's clean-ups refuse it too). Nothing is written.
+ */
+function refuseLinkedPackFolder(gitdir: string): void {
+  const stats = disk.lstatIfThere(path.join(gitdir, 'objects', 'pack'))
+  if (stats === undefined || stats.isDirectory()) return
+  throw new CairnError(
+    'io-error',
+    'The sync did not fetch: the history’s pack folder (history.git/objects/pack) is a link to another place, and Cairn writes nothing through it. Put a folder holding those packs in its place, then sync again.',
+  )
 }
 
 /**
