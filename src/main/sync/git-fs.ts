@@ -414,7 +414,17 @@ export async function refNames(
   prefix: string,
   deep: boolean,
 ): Promise<ReadonlyArray<string>> {
-  const names = new Set<string>()
+  const { loose, packed } = await refList(gitdir, prefix, deep)
+  return [...new Set([...loose, ...packed.keys()])].sort()
+}
+
+/** The loose refs' names under `prefix`, and the packed ones' with the id `packed-refs` gives. */
+async function refList(
+  gitdir: string,
+  prefix: string,
+  deep: boolean,
+): Promise<{ loose: ReadonlySet<string>; packed: ReadonlyMap<string, string> }> {
+  const loose = new Set<string>()
   const walk = async (ref: string): Promise<void> => {
     let entries
     try {
@@ -425,27 +435,28 @@ export async function refNames(
     }
     for (const entry of entries) {
       if (entry.name.startsWith(TEMP_FILE_PREFIX)) continue
-      if (!entry.isDirectory()) names.add(`${ref}${entry.name}`)
+      if (!entry.isDirectory()) loose.add(`${ref}${entry.name}`)
       else if (deep) await walk(`${ref}${entry.name}/`)
     }
   }
   await walk(prefix)
-  let packed = ''
+  let text = ''
   try {
-    packed = (
+    text = (
       await readPlainFileAsync(path.join(gitdir, 'packed-refs'), OWN_FILE_CAP.RECORDS)
     ).toString('utf8')
   } catch (error) {
     if (!isCode(error, 'ENOENT')) throw error
   }
+  const packed = new Map<string, string>()
   // `<oid> <ref>` lines; `#` and `^` lines are not refs.
-  for (const line of packed.split('\n')) {
+  for (const line of text.split('\n')) {
     const ref = line.slice(41).trimEnd()
     if (/^[0-9a-f]{40} /.test(line) && ref.startsWith(prefix)) {
-      if (deep || !ref.slice(prefix.length).includes('/')) names.add(ref)
+      if (deep || !ref.slice(prefix.length).includes('/')) packed.set(ref, line.slice(0, 40))
     }
   }
-  return [...names].sort()
+  return { loose, packed }
 }
 
 /**
@@ -468,12 +479,35 @@ export async function refCommits(
 /**
  * The commit each ref under `refs/` names, but `skip`'s (the tracking ref, which a refusal sets
  * back); a ref gone or damaged is left out. Throws when a ref cannot be read.
+ *
+ * As `readRef` reads each, but cheaper, since every sync reads them all before it fetches: a
+ * packed ref's id comes from the one read of `packed-refs` that listed it, and a loose ref
+ * holding an id is read once as a plain file. Only what else a loose ref holds (a symbolic
+ * ref, damage) goes through `readRef`, which reads `packed-refs` again for each ref it tries
+ * (27.9 ms for 22 refs at load 21, every sync).
  */
 export async function refTips(gitdir: string, skip: string | null): Promise<string[]> {
+  const { loose, packed } = await refList(gitdir, 'refs/', true)
   const oids: string[] = []
-  for (const ref of await refNames(gitdir, 'refs/', true)) {
-    const oid = ref === skip ? null : await readRef(gitdir, ref)
+  for (const ref of [...new Set([...loose, ...packed.keys()])].sort()) {
+    if (ref === skip) continue
+    const oid = loose.has(ref) ? await looseRef(gitdir, ref) : (packed.get(ref) ?? null)
     if (oid !== null) oids.push(oid)
   }
   return oids
+}
+
+/** The id a loose ref's file holds, or, when it holds anything else, what `readRef` makes of it. */
+async function looseRef(gitdir: string, ref: string): Promise<string | null> {
+  let text: string
+  try {
+    text = (
+      await readPlainFileAsync(path.join(gitdir, ...ref.split('/')), OWN_FILE_CAP.TINY)
+    ).toString('utf8')
+  } catch (error) {
+    // Gone since it was listed (packed meanwhile), or damage: read as `readRef` reads it.
+    if (isMissing(error) || isNotPlainFile(error)) return readRef(gitdir, ref)
+    throw error
+  }
+  return /^[0-9a-f]{40}\n?$/.exec(text)?.[0].slice(0, 40) ?? readRef(gitdir, ref)
 }
