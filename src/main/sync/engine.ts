@@ -193,10 +193,10 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
     }
     // The remote's `main` seen before this fetch, every ref's commit then (what they reach was
     // stored before the fetch: the walk of a refusal's removal stops there), and the packs the
-    // fetch wrote: what a refusal of the remote's content sets back and removes.
-    // Packs earlier fetches left unjudged (`left`: a sync killed, stopped or failing after its
-    // fetch, a Test connection) are judged with this fetch's: that fetch may have moved the
-    // tracking ref already, so this one brings nothing new to remove should it refuse.
+    // fetch wrote: what a refusal of the remote's content sets back and removes. Packs earlier
+    // fetches left unjudged (`left`: a sync killed, stopped or failing after its fetch, a Test
+    // connection) are judged with them: that fetch may have moved the tracking ref already, so
+    // this one brings nothing new to remove should it refuse.
     let seenBefore: string | null = null
     let refsBefore: ReadonlyArray<string> = []
     let left: ReadonlyArray<UnjudgedPack> = []
