@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { expect, it } from 'vitest'
-import { useSyncServer } from './test-support'
+import { useSyncServer, type Machine } from './test-support'
 
 const sync = useSyncServer()
 
@@ -18,15 +18,19 @@ it('refuses to fetch through a linked pack folder, writing nothing outside the d
   const outside = await mkdtemp(path.join(os.tmpdir(), 'cairn-linked-packs-'))
   const { repo, laptop } = await sync.behind('linked-pack-folder')
   const dir = laptop.dir
+  // Closed before the folders go, should the test fail part-way.
+  let open: Machine | null = laptop
   try {
     const head = laptop.git('rev-parse', 'main').trim()
     await sync.stop(laptop)
+    open = null
     // The pack folder moved elsewhere, a link left in its place.
     const packs = path.join(dir, 'history.git', 'objects', 'pack')
     const elsewhere = path.join(outside, 'pack')
     renameSync(packs, elsewhere)
     symlinkSync(elsewhere, packs)
     const again = await sync.machine('laptop', dir)
+    open = again
     const before = readdirSync(elsewhere).sort()
 
     const status = await again.sync()
@@ -44,8 +48,8 @@ it('refuses to fetch through a linked pack folder, writing nothing outside the d
     expect(again.git('rev-parse', 'main').trim()).toBe(head)
     expect((await again.files()).get('log.md')).toBe('one\n')
     again.git('fsck', '--strict')
-    await sync.stop(again)
   } finally {
+    if (open) await sync.stop(open)
     await rm(dir, { recursive: true, force: true, maxRetries: 10 })
     await rm(outside, { recursive: true, force: true, maxRetries: 10 })
   }

@@ -59,8 +59,11 @@ function expectRemoved(machine: Machine, oids: ReadonlyArray<string>, head: stri
 
 it('removes what a fetch brought when the sync was killed once the tracking ref named it, before its refusal', async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'cairn-unjudged-kill-'))
+  // Closed before the folder goes, should the test fail part-way.
+  let open: Machine | null = null
   try {
     const laptop = await sync.machine('laptop', dir)
+    open = laptop
     await laptop.write('a.md', 'mine\n')
     const repo = sync.newRepo('unjudged-kill')
     await laptop.connect(sync.server, repo)
@@ -68,6 +71,7 @@ it('removes what a fetch brought when the sync was killed once the tracking ref 
     const head = laptop.git('rev-parse', 'main').trim()
     const refused = pushDamaged(repo, 'killed')
     await sync.stop(laptop)
+    open = null
 
     // The same machine, syncing, killed at the first disk call after the fetch's rename of the
     // tracking ref into place: the fetch is whole, the refusal has not begun.
@@ -95,6 +99,7 @@ it('removes what a fetch brought when the sync was killed once the tracking ref 
     `)
 
     const again = await sync.machine('laptop', dir)
+    open = again
     // The kill came with the refused commit fetched and named by the tracking ref.
     expect(again.git('rev-parse', 'refs/remotes/cairn-sync/main').trim()).toBe(refused[0])
     for (const oid of refused) expect(has(again, oid)).toBe(true)
@@ -108,8 +113,8 @@ it('removes what a fetch brought when the sync was killed once the tracking ref 
     // Refused again as it stands, without fetching it.
     expect((await again.sync()).error?.message).toContain('did not download it again')
     expectRemoved(again, refused, head)
-    await sync.stop(again)
   } finally {
+    if (open) await sync.stop(open)
     await rm(dir, { recursive: true, force: true, maxRetries: 10 })
   }
 }, 120_000)
