@@ -250,6 +250,16 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
           }
         })
         .catch(async (error: unknown) => {
+          if (error instanceof CairnError && error.code === 'sync-stopped' && !moved) {
+            // Stopped between the fetch and the move: the tracking ref goes back to where it
+            // was, as a Stop before the fetch leaves it, and the fetched packs wait, kept, for
+            // the next sync to judge (left on the commit, a refused one's objects stayed).
+            await ctx.git
+              .transfer(() => setTracking(ctx.git.gitdir, seenBefore, ctx.remote.logger))
+              .catch((failure: unknown) =>
+                ctx.remote.logger?.warn('The tracking ref could not be set back', failure),
+              )
+          }
           if (error instanceof CairnError && error.code === 'sync-unsafe-content') {
             // The tracking ref goes back to the remote's `main` seen before, unless an earlier
             // fetch may have moved it onto what is refused now (it then goes).

@@ -12,8 +12,17 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { expect, it } from 'vitest'
+import { openVersionedMemory } from '../history'
 import { runKilledChild } from '../history/test-helpers'
-import { otherClient as git, trackingFile, useSyncServer, type Machine } from './test-support'
+import type { HistoryGit } from '../history/types'
+import { createRecordingLogger } from '../lib/logger'
+import {
+  otherClient as git,
+  syncServiceOver,
+  trackingFile,
+  useSyncServer,
+  type Machine,
+} from './test-support'
 
 const sync = useSyncServer()
 
@@ -187,4 +196,75 @@ it('takes in what a Test connection fetched of a change the next sync accepts, a
   expect(keeps(laptop)).toEqual([])
   expect(laptop.git('rev-parse', 'main').trim()).toBe(desktop.git('rev-parse', 'main').trim())
   laptop.git('fsck', '--strict')
+}, 120_000)
+
+it('sets the tracking ref back when stopped between the fetch and the refusal; the next sync removes what the fetch brought', async () => {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-unjudged-stop-'))
+  const gitdir = path.join(dataDir, 'history.git')
+  const memory = await openVersionedMemory({
+    dataDir,
+    watch: false,
+    maintenance: false,
+    machine: 'desktop',
+    logger: createRecordingLogger(),
+  })
+  // Once armed: the first time the sync enters the queue after a fetch, Stop is pressed.
+  let armed = false
+  let fetched = false
+  let stopped: Promise<unknown> | null = null
+  const gitOfSync: HistoryGit = {
+    ...memory.git,
+    transfer: async <T>(task: () => Promise<T>) => {
+      const done = await memory.git.transfer(task)
+      fetched ||= armed
+      return done
+    },
+    exclusive: async (task) => {
+      if (fetched && stopped === null) stopped = service.stop()
+      return memory.git.exclusive(task)
+    },
+  }
+  const service = syncServiceOver(dataDir, memory, gitOfSync)
+  try {
+    await memory.execute(
+      { command: 'create', path: '/memories/a.md', file_text: 'mine\n' },
+      { actor: 'user' },
+    )
+    const repo = sync.newRepo('unjudged-stop')
+    await service.configure({
+      url: sync.server.url(repo),
+      username: sync.server.user,
+      token: sync.server.token,
+      intervalMinutes: 0,
+    })
+    expect((await service.syncNow()).state).toBe('idle')
+    const tracking = git(gitdir, null, 'rev-parse', 'refs/remotes/cairn-sync/main')
+    const head = git(gitdir, null, 'rev-parse', 'main')
+    const refused = pushDamaged(repo, 'stopped')
+
+    armed = true
+    expect((await service.syncNow()).error?.code).toBe('sync-stopped')
+    await stopped
+    // Stopped with the commit fetched: the tracking ref is where it was before the sync.
+    expect(() => git(gitdir, null, 'cat-file', '-e', refused[0]!)).not.toThrow()
+    expect(git(gitdir, null, 'rev-parse', 'refs/remotes/cairn-sync/main')).toBe(tracking)
+
+    armed = false
+    fetched = false
+    expect((await service.syncNow()).error?.code).toBe('sync-unsafe-content')
+    // Before, the Stop left the tracking ref on the commit and its packs released: this sync
+    // fetched nothing, and the refused objects stayed.
+    for (const oid of refused) {
+      expect(() => git(gitdir, null, 'cat-file', '-e', oid), oid).toThrow()
+    }
+    expect(
+      readdirSync(path.join(gitdir, 'objects', 'pack')).filter((f) => f.endsWith('.keep')),
+    ).toEqual([])
+    git(gitdir, null, 'fsck', '--strict')
+    expect(git(gitdir, null, 'rev-parse', 'main')).toBe(head)
+  } finally {
+    await service.close()
+    await memory.close()
+    await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
+  }
 }, 120_000)
