@@ -18,6 +18,7 @@ import type { HistoryGit } from '../history/types'
 import { createRecordingLogger } from '../lib/logger'
 import {
   otherClient as git,
+  pushDamagedListing,
   syncServiceOver,
   trackingFile,
   useSyncServer,
@@ -26,23 +27,9 @@ import {
 
 const sync = useSyncServer()
 
-/**
- * Another client's push of a commit whose folder listing names `d.md` twice (git calls it
- * damaged; Cairn refuses it): the commit and the objects only it brought.
- */
-function pushDamaged(repo: string, tag: string): string[] {
-  const remote = sync.server.gitdir(repo)
-  const tip = git(remote, null, 'rev-parse', 'main')
-  const one = git(remote, `one ${tag}\n`, 'hash-object', '-w', '--stdin')
-  const two = git(remote, `two ${tag}\n`, 'hash-object', '-w', '--stdin')
-  const listing = Buffer.concat(
-    [one, two].map((oid) => Buffer.concat([Buffer.from('100644 d.md\0'), Buffer.from(oid, 'hex')])),
-  )
-  const tree = git(remote, listing, 'hash-object', '-t', 'tree', '--literally', '-w', '--stdin')
-  const bad = git(remote, null, 'commit-tree', tree, '-p', tip, '-m', `damaged ${tag}`)
-  git(remote, null, 'update-ref', 'refs/heads/main', bad)
-  return [bad, tree, one, two]
-}
+/** Another client's push of a commit Cairn refuses (`d.md` twice): what only it brought. */
+const pushDamaged = (repo: string, tag: string): string[] =>
+  pushDamagedListing(sync.server.gitdir(repo), tag)
 
 const has = (machine: Machine, oid: string): boolean => {
   try {
