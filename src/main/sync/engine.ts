@@ -22,7 +22,16 @@ import {
 import { CairnError } from '../lib/errors'
 import { cutWithEllipsis, escapeInvisible, foldedName } from '../lib/text'
 import { MARKER_SIZE, MAX_MARKER_SIZE } from './conflict-markers'
-import { clearRefWay, gitFs, readRef, refNames, releaseFetchedPacks } from './git-fs'
+import {
+  clearRefWay,
+  gitFs,
+  leaveFetchedPacks,
+  readRef,
+  refCommits,
+  refTips,
+  releaseFetchedPacks,
+  type UnjudgedPack,
+} from './git-fs'
 import {
   commitFiles,
   foldedCollisions,
@@ -42,6 +51,7 @@ import {
   remoteHead,
   setTracking,
   TRACKING_REF,
+  unjudgedPacks,
   type RemoteSpec,
 } from './transport'
 import { appendAll } from '../lib/arrays'
@@ -174,23 +184,39 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
       const refused = ctx.refused
       const now = await stopping(() => remoteHead(ctx.remote))
       if (now === refused.commit) {
+        // Packs an earlier fetch left unjudged (a kill or a Stop after it) are judged now, as
+        // this refusal's: no fetch comes to take them, and their `.keep`s kept them from every
+        // maintenance fold for as long as the refusal lasted.
+        await judgeLeftPacks(ctx, now)
         throw new RefusedContentError(`${refused.message}${NOT_FETCHED_AGAIN}`, now)
       }
     }
     // The remote's `main` seen before this fetch, every ref's commit then (what they reach was
     // stored before the fetch: the walk of a refusal's removal stops there), and the packs the
-    // fetch wrote: what a refusal of the remote's content sets back and removes.
+    // fetch wrote: what a refusal of the remote's content sets back and removes. Packs earlier
+    // fetches left unjudged (`left`: a sync killed, stopped or failing after its fetch, a Test
+    // connection) are judged with them: that fetch may have moved the tracking ref already, so
+    // this one brings nothing new to remove should it refuse.
     let seenBefore: string | null = null
     let refsBefore: ReadonlyArray<string> = []
+    let left: ReadonlyArray<UnjudgedPack> = []
     const packs: string[] = []
+    // Whether this sync judged its packs (took them in, or removed them as refused): else
+    // their `.keep`s stay for the next sync to judge.
+    let judged = false
     let remote: string | null
     let step: Step
     try {
       remote = await stopping(() =>
         ctx.git.transfer(async () => {
+          left = await unjudgedPacks(ctx.git.gitdir)
+          for (const pack of left) packs.push(pack.name)
           seenBefore = await readRef(ctx.git.gitdir, TRACKING_REF)
           refsBefore = await refCommits(ctx.git.gitdir, ctx.git.head())
-          return fetchMain(ctx.git.gitdir, ctx.remote, { onPack: (name) => packs.push(name) })
+          return fetchMain(ctx.git.gitdir, ctx.remote, {
+            onPack: (name) => packs.push(name),
+            since: refsBefore,
+          })
         }),
       )
       step = await ctx.git
@@ -227,8 +253,21 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
           }
         })
         .catch(async (error: unknown) => {
+          if (error instanceof CairnError && error.code === 'sync-stopped' && !moved) {
+            // Stopped between the fetch and the move: the tracking ref goes back to where it
+            // was, as a Stop before the fetch leaves it, and the fetched packs wait, kept, for
+            // the next sync to judge (left on the commit, a refused one's objects stayed).
+            await ctx.git
+              .transfer(() => setTracking(ctx.git.gitdir, seenBefore, ctx.remote.logger))
+              .catch((failure: unknown) =>
+                ctx.remote.logger?.warn('The tracking ref could not be set back', failure),
+              )
+          }
           if (error instanceof CairnError && error.code === 'sync-unsafe-content') {
-            await dropRefusedFetch(ctx, packs, seenBefore, refsBefore)
+            // The tracking ref goes back to the remote's `main` seen before, unless an earlier
+            // fetch may have moved it onto what is refused now (it then goes).
+            const back = left.length > 0 || seenBefore === remote ? null : seenBefore
+            judged = await dropRefusedFetch(ctx, packs, back, sinceOf([refsBefore, ...left]))
           }
           // Which commit was refused, so that the next sync need not fetch it again.
           if (error instanceof RefusedContentError && remote !== null) {
@@ -236,11 +275,15 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
           }
           throw error
         })
+      // Taken in (or a question about them asked); a version lacking objects is fetched again.
+      judged ||= step.kind !== 'incomplete'
     } finally {
       // Maintenance may fold them now: taken in, or removed as refused (see `fetchFs`). A
-      // `.keep` left (a disk that fails the unlink) goes at the next fetch.
+      // `.keep` left (a disk that fails the unlink) is judged again by the next sync, as is one
+      // of packs this sync did not judge.
       try {
-        releaseFetchedPacks(ctx.git.gitdir, packs)
+        if (judged) releaseFetchedPacks(ctx.git.gitdir, packs)
+        else leaveFetchedPacks(ctx.git.gitdir, packs)
       } catch (failure) {
         ctx.remote.logger?.warn('A fetched pack could not be left to maintenance yet', failure)
       }
@@ -302,6 +345,51 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
 }
 
 /**
+ * Judges, as refused, the packs earlier fetches left unjudged, when a sync refuses the remote's
+ * `main` (`refused`) again without fetching: what nothing kept reaches goes, the rest is left to
+ * maintenance. The tracking ref goes should it name the refused commit (a fetch killed before
+ * its refusal moved it there).
+ */
+async function judgeLeftPacks(ctx: EngineContext, refused: string): Promise<void> {
+  const gitdir = ctx.git.gitdir
+  let left: ReadonlyArray<UnjudgedPack> = []
+  let judged = false
+  try {
+    left = await ctx.git.transfer(() => unjudgedPacks(gitdir))
+    if (left.length === 0) return
+    const tracking = await readRef(gitdir, TRACKING_REF)
+    const names = left.map((pack) => pack.name)
+    judged = await dropRefusedFetch(
+      ctx,
+      names,
+      tracking === refused ? null : tracking,
+      sinceOf(left),
+    )
+  } catch (failure) {
+    ctx.remote.logger?.warn('Packs an earlier fetch left could not be judged', failure)
+  } finally {
+    const names = left.map((pack) => pack.name)
+    if (judged) releaseFetchedPacks(gitdir, names)
+    else leaveFetchedPacks(gitdir, names)
+  }
+}
+
+/**
+ * The commits a removal's walk may stop at for packs fetched when each of `notes` was read
+ * (the refs' commits before a fetch; null: not known, so none): only those all of them name.
+ * Each set reaches only objects stored before its fetch, so a commit in every set reaches
+ * only objects stored before the earliest of them.
+ */
+function sinceOf(
+  notes: ReadonlyArray<ReadonlyArray<string> | null | UnjudgedPack>,
+): ReadonlyArray<string> {
+  const sets = notes.map((note) => (note !== null && 'name' in note ? note.since : note))
+  if (sets.some((set) => set === null)) return []
+  const [first = [], ...rest] = sets as ReadonlyArray<ReadonlyArray<string>>
+  return first.filter((oid) => rest.every((set) => set.includes(oid)))
+}
+
+/**
  * Removes what a fetch brought whose content the sync refused (a version git calls damaged, a
  * link, a name that leaves the folder): kept, `git fsck --strict` reported it for good and the
  * tracking ref pointed at it. The tracking ref goes back to the remote's `main` seen before the
@@ -315,7 +403,7 @@ async function dropRefusedFetch(
   packs: ReadonlyArray<string>,
   seenBefore: string | null,
   refsBefore: ReadonlyArray<string>,
-): Promise<void> {
+): Promise<boolean> {
   const gitdir = ctx.git.gitdir
   try {
     // The pack folder before the queue, as a fetch takes them: the other way round, a
@@ -326,7 +414,10 @@ async function dropRefusedFetch(
         await setTracking(gitdir, seenBefore, ctx.remote.logger)
         if (packs.length === 0) return
         // A ref that cannot be read keeps every pack (the failure is logged below).
-        const heads = [...(seenBefore === null ? [] : [seenBefore]), ...(await refTips(gitdir))]
+        const heads = [
+          ...(seenBefore === null ? [] : [seenBefore]),
+          ...(await refTips(gitdir, TRACKING_REF)),
+        ]
         const dropped = await session.dropFetchedPacks(packs, heads, refsBefore)
         if (dropped.length < packs.length) {
           ctx.remote.logger?.warn(
@@ -335,36 +426,11 @@ async function dropRefusedFetch(
         }
       }),
     )
+    return true
   } catch (failure) {
     ctx.remote.logger?.warn('What a refused fetch brought could not be removed', failure)
+    return false
   }
-}
-
-/**
- * The commit of `main` (`head`) and of every ref under `refs/` now (the tracking ref's too). A
- * ref that cannot be read leaves only `main`'s: the fetch goes on, and a refusal's removal then
- * walks further back (never less safe).
- */
-async function refCommits(gitdir: string, head: string | null): Promise<ReadonlyArray<string>> {
-  const oids = head === null ? [] : [head]
-  try {
-    return [...oids, ...(await refTips(gitdir, null))]
-  } catch {
-    return oids
-  }
-}
-
-/**
- * The commit each ref under `refs/` names, but `skip`'s (by default the tracking ref, which a
- * refusal sets back); a ref gone or damaged is left out. Throws when a ref cannot be read.
- */
-async function refTips(gitdir: string, skip: string | null = TRACKING_REF): Promise<string[]> {
-  const oids: string[] = []
-  for (const ref of await refNames(gitdir, 'refs/', true)) {
-    const oid = ref === skip ? null : await readRef(gitdir, ref)
-    if (oid !== null) oids.push(oid)
-  }
-  return oids
 }
 
 /**

@@ -14,22 +14,14 @@ import { openVersionedMemory } from '../history'
 import type { HistoryGit, HistorySession, VersionedMemory } from '../history/types'
 import { nodeDisk, setDisk } from '../lib/disk'
 import { createRecordingLogger } from '../lib/logger'
-import { otherClient as git, syncServiceOver, useSyncServer } from './test-support'
+import {
+  otherClient as git,
+  pushDamagedListing,
+  syncServiceOver,
+  useSyncServer,
+} from './test-support'
 
 const shared = useSyncServer()
-
-/** The remote's `main` moved to a commit whose tree names `d.md` twice (git calls it damaged). */
-function pushDamagedListing(remote: string): void {
-  const tip = git(remote, null, 'rev-parse', 'main')
-  const one = git(remote, 'one\n', 'hash-object', '-w', '--stdin')
-  const two = git(remote, 'two\n', 'hash-object', '-w', '--stdin')
-  const bytes = Buffer.concat(
-    [one, two].map((oid) => Buffer.concat([Buffer.from('100644 d.md\0'), Buffer.from(oid, 'hex')])),
-  )
-  const tree = git(remote, bytes, 'hash-object', '-t', 'tree', '--literally', '-w', '--stdin')
-  const bad = git(remote, null, 'commit-tree', tree, '-p', tip, '-m', 'damaged listing')
-  git(remote, null, 'update-ref', 'refs/heads/main', bad)
-}
 
 /** `work`, or a failure naming `what` once a minute passes without an answer. */
 async function answered<T>(work: Promise<T>, what: string): Promise<T> {

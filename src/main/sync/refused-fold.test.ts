@@ -16,7 +16,12 @@ import { openVersionedMemory } from '../history'
 import type { HistoryGit, VersionedMemory } from '../history/types'
 import { createRecordingLogger } from '../lib/logger'
 import type { SyncTestResult } from '../../shared/types'
-import { otherClient as git, syncServiceOver, useSyncServer } from './test-support'
+import {
+  otherClient as git,
+  pushDamagedListing,
+  syncServiceOver,
+  useSyncServer,
+} from './test-support'
 
 const shared = useSyncServer()
 
@@ -85,18 +90,7 @@ it.each([
       })
       expect((await sync.syncNow()).state).toBe('idle')
       // Another client pushes a commit whose folder listing names `d.md` twice.
-      const remote = shared.server.gitdir(repo)
-      const tip = git(remote, null, 'rev-parse', 'main')
-      const one = git(remote, 'one\n', 'hash-object', '-w', '--stdin')
-      const two = git(remote, 'two\n', 'hash-object', '-w', '--stdin')
-      const listing = Buffer.concat(
-        [one, two].map((oid) =>
-          Buffer.concat([Buffer.from('100644 d.md\0'), Buffer.from(oid, 'hex')]),
-        ),
-      )
-      const tree = git(remote, listing, 'hash-object', '-t', 'tree', '--literally', '-w', '--stdin')
-      const bad = git(remote, null, 'commit-tree', tree, '-p', tip, '-m', 'damaged listing')
-      git(remote, null, 'update-ref', 'refs/heads/main', bad)
+      const [bad, tree, one, two] = pushDamagedListing(shared.server.gitdir(repo))
       const gitdir = path.join(dataDir, 'history.git')
       const head = git(gitdir, null, 'rev-parse', 'main')
 

@@ -54,7 +54,7 @@ import {
 } from './engine'
 import { conflictsSince, followRenames } from './conflict-history'
 import { commitFiles, NAMES_FOLD_CASE } from './file-map'
-import { readRef } from './git-fs'
+import { leaveFetchedPacks, readRef, refCommits } from './git-fs'
 import { explore, onOneLine } from './graph'
 import { backupNames, restoreBackup } from './backups'
 import type { ImportPolicy } from './import-checks'
@@ -1117,11 +1117,20 @@ export function createSyncService(options: SyncServiceOptions): SyncService {
         }
       }
       // Which history it is needs its commits: fetched (after any fetch or push running), changing
-      // nothing local but objects.
+      // nothing local but objects. Its packs are left unjudged (each beside a `.keep`) for the
+      // next sync, which takes in or removes them with what it fetches: released here, a
+      // refused commit's objects stayed for good, since that sync's fetch then brought nothing.
+      const packs: string[] = []
       const fetched =
-        (await history.transfer(() =>
-          fetchMain(history.gitdir, remote, { keepTracking: url !== config.url }),
-        )) ?? head
+        (await history
+          .transfer(async () =>
+            fetchMain(history.gitdir, remote, {
+              keepTracking: url !== config.url,
+              onPack: (name) => packs.push(name),
+              since: await refCommits(history.gitdir, history.head()),
+            }),
+          )
+          .finally(() => leaveFetchedPacks(history.gitdir, packs))) ?? head
       const found = await explore(graphOf(history), fetched)
       if (history.head() === null || found.frontier.length > 0) {
         return {

@@ -56,6 +56,34 @@ export function otherClient(
 }
 
 /**
+ * Another client's push, to the bare repository `remote`, of a commit on its `main` whose folder
+ * listing names `d.md` twice (git calls it damaged; Cairn refuses it). `tag` goes into the two
+ * files' text, so each call brings objects of its own. Returns the commit, its tree and the two
+ * files: what only it brought.
+ */
+export function pushDamagedListing(remote: string, tag = ''): string[] {
+  const tip = otherClient(remote, null, 'rev-parse', 'main')
+  const one = otherClient(remote, `one${tag && ` ${tag}`}\n`, 'hash-object', '-w', '--stdin')
+  const two = otherClient(remote, `two${tag && ` ${tag}`}\n`, 'hash-object', '-w', '--stdin')
+  const listing = Buffer.concat(
+    [one, two].map((oid) => Buffer.concat([Buffer.from('100644 d.md\0'), Buffer.from(oid, 'hex')])),
+  )
+  const tree = otherClient(
+    remote,
+    listing,
+    'hash-object',
+    '-t',
+    'tree',
+    '--literally',
+    '-w',
+    '--stdin',
+  )
+  const bad = otherClient(remote, null, 'commit-tree', tree, '-p', tip, '-m', 'damaged listing')
+  otherClient(remote, null, 'update-ref', 'refs/heads/main', bad)
+  return [bad, tree, one, two]
+}
+
+/**
  * A sync service (machine "desktop", syncing only when told to) on `memory`'s data folder,
  * reaching the history through `git`: by default `memory.git`, or a wrapper of it that holds,
  * counts or interleaves its calls. The caller closes it before the memory.

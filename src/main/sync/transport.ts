@@ -6,11 +6,20 @@
 import git from 'isomorphic-git'
 import nodeHttp from 'isomorphic-git/http/node'
 import path from 'node:path'
+import { disk } from '../lib/disk'
 import { diskProblem, isDiskProblem } from '../lib/disk-errors'
 import { CairnError } from '../lib/errors'
 import { hasInvisible } from '../../shared/invisible'
 import type { Logger } from '../lib/logger'
-import { cleanInterruptedFetch, clearRefWay, fetchFs, gitFs, readRef } from './git-fs'
+import {
+  cleanInterruptedFetch,
+  clearRefWay,
+  fetchFs,
+  gitFs,
+  readRef,
+  takeUnjudgedPacks,
+  type UnjudgedPack,
+} from './git-fs'
 
 /** Where sync goes and who it says it is; the token never leaves the main process. */
 export interface RemoteSpec {
@@ -380,6 +389,11 @@ export async function fetchMain(
     readonly keepTracking?: boolean
     /** Told each pack this fetch wrote that was not there before (`pack-<checksum>`). */
     readonly onPack?: (name: string) => void
+    /**
+     * The commits every ref named before the fetch began, noted beside each pack told to
+     * `onPack` (its `.keep`): a refusal's removal walks no further back than them.
+     */
+    readonly since?: ReadonlyArray<string>
   } = {},
 ): Promise<string | null> {
   return oneAtATime(gitdir, async () => {
@@ -387,11 +401,19 @@ export async function fetchMain(
     // remote as it was: the next sync's "have", and what a push's answer is read from.
     const tracked = options.keepTracking ? await readRef(gitdir, TRACKING_REF) : null
     try {
-      return await fetchInto(gitdir, remote, options.onPack)
+      return await fetchInto(gitdir, remote, options.onPack, options.since)
     } finally {
       if (options.keepTracking) await putTrackingBack(gitdir, tracked)
     }
   })
+}
+
+/**
+ * The packs earlier fetches brought that no sync has judged yet (`takeUnjudgedPacks`), now
+ * held by the caller, which releases or leaves each. One at a time with fetches and pushes.
+ */
+export function unjudgedPacks(gitdir: string): Promise<UnjudgedPack[]> {
+  return oneAtATime(gitdir, async () => takeUnjudgedPacks(gitdir))
 }
 
 /**
@@ -456,7 +478,9 @@ async function fetchInto(
   gitdir: string,
   remote: RemoteSpec,
   onPack?: (name: string) => void,
+  since?: ReadonlyArray<string>,
 ): Promise<string | null> {
+  refuseLinkedPackFolder(gitdir)
   cleanInterruptedFetch(gitdir)
   clearRefWay(gitdir, TRACKING_REF, remote.logger)
   await forgetBrokenTracking(gitdir)
@@ -465,7 +489,7 @@ async function fetchInto(
   // The best "have" is the remote `main` seen last time: the server knows it, so it sends
   // only what came since.
   const have = (await readRef(gitdir, TRACKING_REF)) ? TRACKING_REF : REMOTE_BRANCH
-  const held = fetchFs(gitdir, onPack)
+  const held = fetchFs(gitdir, onPack, since)
   const trace = newTrace(remote)
   try {
     const result = await git.fetch({
@@ -488,6 +512,21 @@ async function fetchInto(
     if ((error as { code?: string }).code === 'NotFoundError') return null
     throw transportError(error, refused.value, 'fetch', '', trace)
   }
+}
+
+/**
+ * Refuses a fetch into a pack folder that is a link (`history.git/objects/pack` to a folder
+ * elsewhere, which open keeps: its packs are the history, read through it): the fetch's pack,
+ * its index and `.keep` went through it, outside the data folder, as no other write of Cairn's
+ * does (maintenance, open's and a fetch's clean-ups refuse it too). Nothing is written.
+ */
+function refuseLinkedPackFolder(gitdir: string): void {
+  const stats = disk.lstatIfThere(path.join(gitdir, 'objects', 'pack'))
+  if (stats === undefined || stats.isDirectory()) return
+  throw new CairnError(
+    'io-error',
+    'The sync did not fetch: the history’s pack folder (history.git/objects/pack) is a link to another place, and Cairn writes nothing through it. Put a folder holding those packs in its place, then sync again.',
+  )
 }
 
 /**
