@@ -218,7 +218,10 @@ export async function diffFile(
   if (!beforeOid && !afterOid) {
     throw new CairnError('not-found', `${virtual} is not a file in either version.`)
   }
-  const status = !beforeOid ? 'added' : !afterOid ? 'deleted' : 'modified'
+  // The same content on both sides (the same commit twice, or a file neither commit changed)
+  // is unchanged, as `git diff` shows nothing for it.
+  const status =
+    beforeOid === afterOid ? 'unchanged' : !beforeOid ? 'added' : !afterOid ? 'deleted' : 'modified'
   return change(repo, virtual, null, beforeOid, afterOid, status)
 }
 
