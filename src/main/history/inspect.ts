@@ -4,7 +4,7 @@ import { decodeUtf8 } from '../lib/text'
 import { DamagedFolderError, DamagedHistoryError, damagedAt, readingVersion } from './damage'
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import { toSummary } from './queries'
-import { requireEntry, requireVersion, treeOf, type RepoView } from './read'
+import { requireCommitEntry, requireVersion, treeOf, type RepoView } from './read'
 import type { IndexEntry } from './side-index'
 import { readingEarlierState, treeBefore } from './earlier-state'
 import { diffNodes, nodeAt } from './tree-state'
@@ -56,7 +56,7 @@ export async function showCommit(
   oid: string,
   limits: ShowLimits = SHOW_LIMITS,
 ): Promise<CommitDetail> {
-  const entry = requireEntry(repo, oid)
+  const entry = await requireCommitEntry(repo, oid)
   // The version before it damaged is named as that, not as this change (review of stop 26).
   const pending = await readingVersion(oid, () =>
     readingEarlierState(entry, 'show', () => pendingChanges(repo, entry)),
