@@ -107,38 +107,51 @@ function headFiles(): Map<string, number> {
 const metered = (stats: Awaited<ReturnType<HygieneService['stats']>>) =>
   new Map(stats.files.map((f) => [f.path, f.size]))
 
+/**
+ * After one of Cairn's own changes: the meter, asked as the window does on `history:commit` and
+ * held in 'people' (past all of 'notes'), is walked once. Once `seen` has the change's `event`,
+ * and past the debounce, the check of the `reported` path ran (a call after the `asked`-th), in
+ * a read, found it equal to HEAD, and the change stamp did not move.
+ */
+async function expectWalkedOnce(
+  seen: ReturnType<typeof watchToo>,
+  event: string,
+  reported: string,
+  asked?: number,
+): Promise<void> {
+  gate = gateAt(FILES / 3 + 5)
+  const meter = hygiene.stats()
+  await gate.reached
+  const stamp = memory.changeStamp()
+  const checks = vi.mocked(differsFromHead)
+  const from = asked ?? checks.mock.calls.length
+  await seen.seen(event)
+  const check = await vi.waitFor(
+    () => {
+      const index = checks.mock.calls.findIndex(
+        ([, paths], i) => i >= from && paths.includes(reported),
+      )
+      expect(index).toBeGreaterThanOrEqual(0)
+      return index
+    },
+    { timeout: 30_000, interval: 10 },
+  )
+  expect(await (checks.mock.results[check]!.value as Promise<boolean>)).toBe(false)
+  await new Promise((resolve) => setImmediate(resolve))
+  expect(memory.changeStamp()).toBe(stamp)
+  gate.release()
+  expect(metered(await meter)).toEqual(headFiles())
+  expect(gate.walks()).toBe(1)
+  expect(gitCli(dataDir, 'log', '--format=%s', '-1')).not.toMatch(/outside Cairn/)
+}
+
 it(
   "the meter asked after a commit is walked once: the watcher's sight of the commit's own write moves nothing",
   { timeout: 60_000 },
   async () => {
     const notes = watchToo('notes')
     await userWrite(memory, '/memories/notes/f-3.md', 'rewritten by the person in Cairn\n')
-    // As the window does on `history:commit`; held in 'people', past all of 'notes'.
-    gate = gateAt(FILES / 3 + 5)
-    const meter = hygiene.stats()
-    await gate.reached
-    const stamp = memory.changeStamp()
-    const checks = vi.mocked(differsFromHead)
-    const asked = checks.mock.calls.length
-    await notes.seen('f-3.md')
-    // Past the debounce, the check of the reported path has run, and found it equal to HEAD.
-    const check = await vi.waitFor(
-      () => {
-        const index = checks.mock.calls.findIndex(
-          ([, paths], i) => i >= asked && paths.includes('notes/f-3.md'),
-        )
-        expect(index).toBeGreaterThanOrEqual(0)
-        return index
-      },
-      { timeout: 30_000, interval: 10 },
-    )
-    expect(await (checks.mock.results[check]!.value as Promise<boolean>)).toBe(false)
-    await new Promise((resolve) => setImmediate(resolve))
-    expect(memory.changeStamp()).toBe(stamp)
-    gate.release()
-    expect(metered(await meter)).toEqual(headFiles())
-    expect(gate.walks()).toBe(1)
-    expect(gitCli(dataDir, 'log', '--format=%s', '-1')).not.toMatch(/outside Cairn/)
+    await expectWalkedOnce(notes, 'f-3.md', 'notes/f-3.md')
   },
 )
 
@@ -230,29 +243,7 @@ for (const move of MOVES) {
       const asked = checks.mock.calls.length
       const result = await memory.execute(move.input, CLAUDE)
       expect(result.isError, String(result.content)).toBe(false)
-      gate = gateAt(FILES / 3 + 5)
-      const meter = hygiene.stats()
-      await gate.reached
-      const stamp = memory.changeStamp()
-      await seen.seen(move.event)
-      // Past the debounce, the check of the reported path ran in a read, and found it as HEAD.
-      const check = await vi.waitFor(
-        () => {
-          const index = checks.mock.calls.findIndex(
-            ([, paths], i) => i >= asked && paths.includes(move.reported),
-          )
-          expect(index).toBeGreaterThanOrEqual(0)
-          return index
-        },
-        { timeout: 30_000, interval: 10 },
-      )
-      expect(await (checks.mock.results[check]!.value as Promise<boolean>)).toBe(false)
-      await new Promise((resolve) => setImmediate(resolve))
-      expect(memory.changeStamp()).toBe(stamp)
-      gate.release()
-      expect(metered(await meter)).toEqual(headFiles())
-      expect(gate.walks()).toBe(1)
-      expect(gitCli(dataDir, 'log', '--format=%s', '-1')).not.toMatch(/outside Cairn/)
+      await expectWalkedOnce(seen, move.event, move.reported, asked)
     },
   )
 }
