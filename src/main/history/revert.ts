@@ -40,14 +40,15 @@ export async function revert(
     true,
   )
   const conflicts: string[] = []
-  // A file already back as it was before the change (a deleted file brought back unchanged, a
-  // created one deleted again) has nothing to undo, as `git revert` finds: it is left alone.
+  // A file already back as it was before the change (a deleted file brought back unchanged, an
+  // edit put back by hand) has nothing to undo, as `git revert` finds: it is left alone. A file
+  // the change made that is gone now stays a conflict: it may live on under another name.
   const undone = new Set<FileDelta>()
   for (const delta of deltas) {
     const current = await nodeAt(repo.store, repo.root(), segmentsOf(delta.path))
     const currentOid = current?.kind === 'blob' ? current.oid : current ? 'folder' : null
     if (currentOid === delta.after) continue
-    if (currentOid === delta.before && !(current && noCopyOnDisk(repo, delta.path))) {
+    if (current && currentOid === delta.before && !noCopyOnDisk(repo, delta.path)) {
       undone.add(delta)
     } else conflicts.push(shownPath(delta.path))
   }
