@@ -2,6 +2,8 @@ import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { nodeDisk, setDisk } from '../lib/disk'
+import { hookDisk } from '../lib/disk-hooks'
 import { createRecordingLogger } from '../lib/logger'
 import { openVersionedMemory } from './index'
 import { indexFromPack } from './objects/index-pack'
@@ -233,6 +235,42 @@ describe('a pack index lost or damaged after git gc', () => {
     await checked.close()
     expect(fs.readFileSync(pack.idx).equals(pack.original)).toBe(true)
     expect(fs.readdirSync(path.join(gitdir(), 'cairn-damaged'))).toEqual([`${pack.name}.idx`])
+  }, 120_000)
+
+  it('opens as before when the disk fails to give an index for its check, and checks it next time', async () => {
+    await seed()
+    const pack = gc()
+    // The pack's first open of its index goes through; the check's read of it fails (EIO).
+    let opens = 0
+    const restore = setDisk(
+      hookDisk(nodeDisk, (call) => {
+        if (call.name !== 'openSync' || call.args[0] !== pack.idx) return undefined
+        return ++opens === 2
+          ? Object.assign(new Error('EIO: i/o error'), { code: 'EIO' })
+          : undefined
+      }).disk,
+    )
+    let memory
+    try {
+      memory = await openVersionedMemory({
+        dataDir: dir,
+        watch: false,
+        logger: createRecordingLogger(),
+      })
+    } finally {
+      restore()
+    }
+    expect(opens).toBeGreaterThanOrEqual(2)
+    expect(memory.recovery).toBeNull()
+    expect(await memory.readAt('/memories/dir/a.md', memory.head()!)).toBe('a\n')
+    await memory.close()
+    const record = path.join(gitdir(), 'cairn-idx-checked')
+    expect(fs.existsSync(record) ? fs.readFileSync(record, 'utf8') : '').toBe('')
+    await (
+      await openVersionedMemory({ dataDir: dir, watch: false, logger: createRecordingLogger() })
+    ).close()
+    expect(fs.readFileSync(record, 'utf8')).toMatch(new RegExp(`^${pack.name} `))
+    expect(fs.existsSync(path.join(gitdir(), 'cairn-damaged'))).toBe(false)
   }, 120_000)
 
   it('resolves REF_DELTA entries (a pack written without offset deltas)', async () => {

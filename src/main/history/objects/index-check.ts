@@ -13,14 +13,7 @@
  */
 import { createHash } from 'node:crypto'
 import path from 'node:path'
-import {
-  closeQuietly,
-  disk,
-  isMissing,
-  OPEN,
-  readPlainFileOrNull,
-  writeOwnFile,
-} from '../../lib/disk'
+import { closeQuietly, disk, OPEN, readPlainFileOrNull, writeOwnFile } from '../../lib/disk'
 import { OWN_FILE_CAP } from '../../lib/own-file-caps'
 
 /** Where the stamps of the indexes found sound are kept. */
@@ -35,7 +28,8 @@ const READ_BYTES = 1024 * 1024
  * The names (`pack-<checksum>`) among `names` whose `.idx` in `gitdir/objects/pack` does not
  * hash to its own trailer. Indexes remembered as sound with the same size, mtime and ctime are
  * not read; the record is written again when it changed (a failure to write it is no harm: the
- * indexes are hashed again next time). I/O errors reading an index pass through.
+ * indexes are hashed again next time). An index the disk fails to read (EIO, say) is neither
+ * damaged nor remembered: it is read again at the next open, and open goes on as before.
  */
 export function damagedIndexes(gitdir: string, names: ReadonlyArray<string>): string[] {
   const record = checkedIndexesOf(gitdir)
@@ -48,15 +42,22 @@ export function damagedIndexes(gitdir: string, names: ReadonlyArray<string>): st
     try {
       const stats = disk.statSync(file)
       stamp = `${stats.size} ${stats.mtimeMs} ${stats.ctimeMs}`
-    } catch (error) {
-      if (isMissing(error)) continue
-      throw error
+    } catch {
+      // Gone meanwhile, or a disk that cannot say: nothing to check now.
+      continue
     }
     if (known.get(name) === stamp) {
       next.set(name, stamp)
       continue
     }
-    if (hashesToTrailer(file)) next.set(name, stamp)
+    let sound: boolean
+    try {
+      sound = hashesToTrailer(file)
+    } catch {
+      // A disk that fails to give the bytes says nothing of them: checked again next time.
+      continue
+    }
+    if (sound) next.set(name, stamp)
     else damaged.push(name)
   }
   const text = [...next].map(([name, stamp]) => `${name} ${stamp}\n`).join('')
