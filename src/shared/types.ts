@@ -273,7 +273,8 @@ export interface LogPage {
   readonly total: number
 }
 
-export type ChangeStatus = 'added' | 'modified' | 'deleted' | 'renamed'
+/** `unchanged` only from a diff of one file between two commits that hold it alike. */
+export type ChangeStatus = 'added' | 'modified' | 'deleted' | 'renamed' | 'unchanged'
 
 /** One file changed by a commit, with both sides for the diff view. */
 export interface FileChange {

@@ -104,6 +104,51 @@ describe('what Claude saw at a reply whose commit a reset --hard left behind', (
     ])
   }, 60_000)
 
+  // hist34: showing, blaming or restoring from such a commit said "not in the history".
+  it('is shown, blamed and restored from, read from its objects as git reads them', async () => {
+    const { m, first, reply } = await seed()
+    const fourth = await run(m, {
+      command: 'insert',
+      path: '/memories/notes.md',
+      insert_line: 1,
+      insert_text: 'three',
+    })
+    resetHard(first)
+    await run(m, { command: 'create', path: '/memories/later.md', file_text: 'l\n' })
+    expect((await m.log({ offset: 0, limit: 10 })).entries.map((e) => e.oid)).not.toContain(fourth)
+
+    const shown = await m.show(reply)
+    expect(shown.commit.oid).toBe(reply)
+    expect(shown.changes.map((c) => [c.path, c.status, c.before, c.after])).toEqual([
+      ['/memories/notes.md', 'modified', 'one\n', 'one, then two\n'],
+    ])
+    expect(gitCli(dir, 'show', '--name-status', '--format=', reply).trim()).toBe('M\tnotes.md')
+
+    // Each line's commit, as `git blame` gives it.
+    const blamed = await m.blame('/memories/notes.md', fourth)
+    const porcelain = gitCli(dir, 'blame', '--porcelain', fourth, '--', 'notes.md')
+    const byGit = [...porcelain.matchAll(/^([0-9a-f]{40}) \d+ (\d+)/gm)].map((h) => [
+      Number(h[2]),
+      h[1],
+    ])
+    expect(blamed.map((line) => [line.line, line.commit.oid])).toEqual(byGit)
+    expect(blamed.map((line) => [line.text, line.commit.oid])).toEqual([
+      ['one, then two', reply],
+      ['three', fourth],
+    ])
+    // The version before the reset, lines and all, from the index's own blame.
+    expect((await m.blame('/memories/notes.md', first)).map((l) => l.commit.oid)).toEqual([first])
+
+    const restored = await m.restoreFile('/memories/notes.md', fourth)
+    expect(restored.commit).toMatchObject({ command: 'restore-file', restoredFrom: fourth })
+    expect(gitCli(dir, 'show', 'HEAD:notes.md')).toBe(gitCli(dir, 'show', `${fourth}:notes.md`))
+    const all = await m.restoreAll(reply)
+    expect(all.commit).toMatchObject({ command: 'restore-all', restoredFrom: reply })
+    expect(gitCli(dir, 'rev-parse', 'HEAD^{tree}')).toBe(
+      gitCli(dir, 'rev-parse', `${reply}^{tree}`),
+    )
+  }, 60_000)
+
   it('says plainly that the history was rewritten outside Cairn once the version is gone', async () => {
     const { m, first, reply } = await seed()
     resetHard(first)
@@ -116,13 +161,22 @@ describe('what Claude saw at a reply whose commit a reset --hard left behind', (
     git('reflog', 'expire', '--expire=now', '--all')
     git('gc', '--quiet', '--prune=now')
     expect(() => gitCli(dir, 'cat-file', '-e', reply)).toThrow()
-    for (const read of [() => m.listAt(reply), () => m.readAt('/memories/notes.md', reply)]) {
+    const head = m.head()
+    for (const read of [
+      () => m.listAt(reply),
+      () => m.readAt('/memories/notes.md', reply),
+      () => m.show(reply),
+      () => m.blame('/memories/notes.md', reply),
+      () => m.restoreFile('/memories/notes.md', reply),
+      () => m.restoreAll(reply),
+    ]) {
       const error = await read().catch((caught: unknown) => caught)
       expect(error).toBeInstanceOf(CairnError)
       expect(error).toMatchObject({ code: 'not-found' })
       expect((error as Error).message).toMatch(/rewritten outside Cairn/)
       expect((error as Error).message).not.toContain(dir)
     }
+    expect(m.head()).toBe(head)
     // A version the history still has reads as ever.
     expect(await m.readAt('/memories/notes.md', first)).toBe('one\n')
   }, 60_000)

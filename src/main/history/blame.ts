@@ -26,6 +26,7 @@ import { isUtf8 } from 'node:buffer'
 import type { BlameLine, CommitSummary } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
+import { blameBeyondIndex } from './blame-reset'
 import { loadBlame, saveBlame } from './blame-store'
 import { DamagedHistoryError, readingVersion } from './damage'
 import { diffLines, LineTable, type Hunk, type Lines } from './line-diff'
@@ -33,7 +34,7 @@ import type { Lookup } from './lookup'
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import type { Ancestry } from './ancestry'
 import { toSummary } from './queries'
-import { requireEntry, treeOf, type RepoView } from './read'
+import { treeOf, type RepoView } from './read'
 import type { IndexEntry } from './side-index'
 import { diffNodes } from './tree-state'
 
@@ -255,7 +256,13 @@ export function createBlamer(
     const head = repo.head()
     const oid = at ?? head
     if (!oid) throw new CairnError('not-found', `${virtual} is not in the history.`)
-    requireEntry(repo, oid)
+    // A commit reset away outside Cairn (its objects still there) has no place in the index.
+    if (!repo.entry(oid)) {
+      return blameBeyondIndex(repo, lookup, blame, virtual, oid, {
+        maxBytes: BLAME_MAX_BYTES,
+        maxLines: BLAME_MAX_LINES,
+      })
+    }
     const atPosition = positionOf(oid) as number
     // Line ids for this walk: each version is compared with the next by numbers.
     const table = new LineTable()

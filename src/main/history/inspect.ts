@@ -4,7 +4,7 @@ import { decodeUtf8 } from '../lib/text'
 import { DamagedFolderError, DamagedHistoryError, damagedAt, readingVersion } from './damage'
 import { segmentsOf, toRelative, toVirtual } from './paths'
 import { toSummary } from './queries'
-import { requireEntry, requireVersion, treeOf, type RepoView } from './read'
+import { requireCommitEntry, requireVersion, treeOf, type RepoView } from './read'
 import type { IndexEntry } from './side-index'
 import { readingEarlierState, treeBefore } from './earlier-state'
 import { diffNodes, nodeAt } from './tree-state'
@@ -56,7 +56,7 @@ export async function showCommit(
   oid: string,
   limits: ShowLimits = SHOW_LIMITS,
 ): Promise<CommitDetail> {
-  const entry = requireEntry(repo, oid)
+  const entry = await requireCommitEntry(repo, oid)
   // The version before it damaged is named as that, not as this change (review of stop 26).
   const pending = await readingVersion(oid, () =>
     readingEarlierState(entry, 'show', () => pendingChanges(repo, entry)),
@@ -218,7 +218,10 @@ export async function diffFile(
   if (!beforeOid && !afterOid) {
     throw new CairnError('not-found', `${virtual} is not a file in either version.`)
   }
-  const status = !beforeOid ? 'added' : !afterOid ? 'deleted' : 'modified'
+  // The same content on both sides (the same commit twice, or a file neither commit changed)
+  // is unchanged, as `git diff` shows nothing for it.
+  const status =
+    beforeOid === afterOid ? 'unchanged' : !beforeOid ? 'added' : !afterOid ? 'deleted' : 'modified'
   return change(repo, virtual, null, beforeOid, afterOid, status)
 }
 

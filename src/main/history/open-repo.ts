@@ -35,6 +35,7 @@ import {
 } from './index-file'
 import { folderAsHead } from './head-match'
 import { createObjectStore, initRepository, writeMainRef, type ObjectStore } from './object-store'
+import { damagedIndexes } from './objects/index-check'
 import { reindexPack } from './objects/index-pack'
 import { removePackLeftovers } from './objects/pack-writer'
 import {
@@ -411,7 +412,15 @@ async function loadState(
     // A missing index is what a kill between a pack write's two renames leaves (its temp
     // index spoiled): indexing the pack finishes that write, as `finishInstalls` does, and is
     // not told; a damaged one is.
-    const leftOut = store.db.packsLeftOut()
+    // An index whose header opens but whose body is damaged (its bytes do not hash to its own
+    // trailer; each index hashed once, then remembered by its stamp) is rebuilt the same way.
+    const leftOut = [
+      ...store.db.packsLeftOut(),
+      ...damagedIndexes(
+        gitdir,
+        store.db.packs().map((open) => open.name),
+      ),
+    ]
     if (unindexed.length > 0 || leftOut.length > 0) {
       for (const name of [...unindexed, ...leftOut]) {
         if (await reindexPack(gitdir, name)) {

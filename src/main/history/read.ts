@@ -7,7 +7,7 @@ import { CairnError } from '../lib/errors'
 import { DamagedHistoryError, readingVersion } from './damage'
 import { IndexDamagedError, IndexReplacedError, type IndexFile } from './index-file'
 import type { ObjectStore } from './object-store'
-import type { IndexEntry } from './side-index'
+import { entryFromCommit, type IndexEntry } from './side-index'
 import { emptyTree, treeFromOid, type TreeNode } from './tree-state'
 
 /** The history of one memory folder as readers see it. */
@@ -112,6 +112,18 @@ export async function requireVersion(repo: RepoView, oid: string): Promise<Index
     }
   })
   return null
+}
+
+/**
+ * The entry of commit `oid` for showing it or going back to it: its side-index entry, or,
+ * when the index lacks it but its commit can be read (a person's `git reset --hard` moved
+ * `main` back past it), one built from the commit itself. Errors as `requireVersion`'s: a
+ * version gone with a rewrite outside Cairn is said to be so, plainly.
+ */
+export async function requireCommitEntry(repo: RepoView, oid: string): Promise<IndexEntry> {
+  const indexed = await requireVersion(repo, oid)
+  if (indexed) return indexed
+  return readingVersion(oid, () => entryFromCommit(repo.store, oid))
 }
 
 const OID = /^[0-9a-f]{40}$/

@@ -1,6 +1,6 @@
 import type { ChangeResult } from '../../shared/types'
 import { readingVersion } from './damage'
-import { requireEntry, shortOid, treeOf, versionOf } from './read'
+import { requireCommitEntry, shortOid, treeOf, versionOf } from './read'
 import type { CommitIntent, Repo } from './repo'
 import {
   applyOrExplain,
@@ -37,7 +37,7 @@ export async function restoreAll(
   commit: Committer = commitNow(repo),
   scanned: ScanReport | null = null,
 ): Promise<RestoredAll> {
-  const entry = requireEntry(repo, oid)
+  const entry = await requireCommitEntry(repo, oid)
   // History's trees still show a file too large to version, or one Cairn may not read, at its
   // last versioned content: found on disk, or the restore "already matched" over them.
   const noCopy = scanned?.noCopy ?? findNoCopyEntries(repo)

@@ -2,7 +2,7 @@ import type { ChangeResult } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import { readingVersion } from './damage'
 import { segmentsOf, shownPath, toVirtual } from './paths'
-import { requireEntry, shortOid, treeOf, versionOf } from './read'
+import { requireCommitEntry, shortOid, treeOf, versionOf } from './read'
 import type { Repo } from './repo'
 import {
   applyOrExplain,
@@ -23,7 +23,7 @@ export async function restoreFile(
   oid: string,
   commit: Committer = commitNow(repo),
 ): Promise<ChangeResult> {
-  const entry = requireEntry(repo, oid)
+  const entry = await requireCommitEntry(repo, oid)
   const relative = requireFilePath(path)
   // Normalized, so the commit's paths match the index (no trailing slash).
   const virtual = toVirtual(relative)

@@ -10,7 +10,15 @@ import { restoreAll } from './restore-all'
 import { restoreDeleted } from './restore-deleted'
 import { restoreFile } from './restore-file'
 import { revert } from './revert'
-import { commitCount, folderFiles, fsck, gitCli, headFiles, tempDataDir } from './test-helpers'
+import {
+  commitCount,
+  folderFiles,
+  fsck,
+  gitCli,
+  gitIn,
+  headFiles,
+  tempDataDir,
+} from './test-helpers'
 
 let dataDir: string
 let cleanup: () => Promise<void>
@@ -128,6 +136,22 @@ describe('reading history', () => {
       binary: true,
       after: null,
     })
+  })
+
+  it('says a file is unchanged between a commit and itself, or two commits that hold it alike, as git diff does', async () => {
+    const v1 = await put('x.md', 'same\n')
+    const other = await put('y.md', 'other\n')
+    for (const [from, to] of [
+      [v1, v1],
+      [v1, other],
+    ] as const) {
+      expect(await diffFile(repo, '/memories/x.md', from, to)).toMatchObject({
+        status: 'unchanged',
+        before: 'same\n',
+        after: 'same\n',
+      })
+      expect(gitCli(dataDir, 'diff', '--name-status', from, to, '--', 'x.md')).toBe('')
+    }
   })
 
   it('follows a file back through renames and includes its deletion', async () => {
@@ -272,6 +296,42 @@ describe('restores (each a new commit)', () => {
     const deleted = await remove('old.md')
     await revert(repo, deleted)
     expect((await folderFiles(dataDir)).get('old.md')).toBe('o')
+    await expectInSync()
+  })
+
+  it('reverts a deletion whose file was since brought back unchanged as already matching, as git revert finds nothing to do', async () => {
+    await put('old.md', 'o\n')
+    const deleted = await remove('old.md')
+    const back = await put('old.md', 'o\n')
+    const result = await revert(repo, deleted)
+    expect(result.commit).toBeNull()
+    expect(result.message).toMatch(/already matches how it was before that change.*nothing to undo/)
+    expect(repo.head()).toBe(back)
+    expect((await folderFiles(dataDir)).get('old.md')).toBe('o\n')
+    await expectInSync()
+    // Second opinion: git's own revert of that deletion changes nothing either.
+    const clone = path.join(dataDir, 'clone')
+    gitIn(dataDir, 'clone', '-q', path.join(dataDir, 'history.git'), clone)
+    gitIn(clone, 'revert', '--no-commit', deleted)
+    expect(gitIn(clone, 'status', '--porcelain')).toBe('')
+  })
+
+  it('reverts only what still needs undoing when part of the change was undone by hand', async () => {
+    await put('a.md', 'a\n')
+    await put('b.md', 'b\n')
+    await rm(abs('a.md'))
+    await rm(abs('b.md'))
+    const both = await repo.commit(['a.md', 'b.md'], intent('delete', '/memories/a.md'))
+    await put('a.md', 'a\n')
+    const result = await revert(repo, both!.oid)
+    expect(result.commit).toMatchObject({ command: 'revert' })
+    expect(await folderFiles(dataDir)).toEqual(
+      new Map([
+        ['a.md', 'a\n'],
+        ['b.md', 'b\n'],
+      ]),
+    )
+    expect(gitCli(dataDir, 'show', '--name-status', '--format=', 'HEAD').trim()).toBe('A\tb.md')
     await expectInSync()
   })
 

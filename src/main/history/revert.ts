@@ -11,6 +11,7 @@ import {
   changeResult,
   commitNow,
   keptAsideNote,
+  noCopyOnDisk,
   USER_INTENT,
   type Committer,
 } from './restore-common'
@@ -39,10 +40,17 @@ export async function revert(
     true,
   )
   const conflicts: string[] = []
+  // A file already back as it was before the change (a deleted file brought back unchanged, an
+  // edit put back by hand) has nothing to undo, as `git revert` finds: it is left alone. A file
+  // the change made that is gone now stays a conflict: it may live on under another name.
+  const undone = new Set<FileDelta>()
   for (const delta of deltas) {
     const current = await nodeAt(repo.store, repo.root(), segmentsOf(delta.path))
     const currentOid = current?.kind === 'blob' ? current.oid : current ? 'folder' : null
-    if (currentOid !== delta.after) conflicts.push(shownPath(delta.path))
+    if (currentOid === delta.after) continue
+    if (current && currentOid === delta.before && !noCopyOnDisk(repo, delta.path)) {
+      undone.add(delta)
+    } else conflicts.push(shownPath(delta.path))
   }
   if (conflicts.length > 0) {
     const listed =
@@ -53,9 +61,17 @@ export async function revert(
       `Cannot undo that change (${describe(entry)}): ${listed} changed since. Nothing was changed; restore a version of the file instead.`,
     )
   }
-  const inverse = deltas.map((delta) => ({ ...delta, before: delta.after, after: delta.before }))
-  if (inverse.length === 0) {
+  if (deltas.length === 0) {
     return { commit: null, message: `That change (${describe(entry)}) changed nothing.` }
+  }
+  const inverse = deltas
+    .filter((delta) => !undone.has(delta))
+    .map((delta) => ({ ...delta, before: delta.after, after: delta.before }))
+  if (inverse.length === 0) {
+    return {
+      commit: null,
+      message: `Memory already matches how it was before that change (${describe(entry)}); nothing to undo.`,
+    }
   }
   // Its intent on disk meanwhile: a kill half-way is finished at the next open.
   const { kept, made } = await applyAndCommit(

@@ -1056,7 +1056,16 @@ async function openLocked(
     // the lock (a delete or rename was checked as its task started): it checks here.
     const beforeMove = (mutation: MemoryMutation, text?: string): void => {
       if (mutation.command === 'create') lock.assertHeld()
+      const [first, second] = mutation.paths.map(toRelative)
       intents.record(repo.head(), intentOf(mutation), mutation.paths.map(toRelative), text)
+      // What the move will leave, noted before it happens, so the watcher's sight of it moves
+      // no change stamp (own-writes.ts); the folders it makes are noted once it has ended.
+      if (mutation.command === 'delete' && first !== undefined) repo.ownWrites.noteRemoving(first)
+      else if (mutation.command === 'rename' && first !== undefined && second !== undefined) {
+        repo.ownWrites.noteMoving(first, second)
+      } else if (mutation.command === 'create' && first !== undefined) {
+        repo.ownWrites.noteCreating(first)
+      }
     }
     const toolOptions = {
       createExisting: runOptions.createExisting,
@@ -1076,12 +1085,14 @@ async function openLocked(
         facts = verdict
       }
     }
-    const result = await tool.execute(input, {
-      ...toolOptions,
-      beforeMove,
-      describe: afterRun !== undefined,
-      ...(dryRun ? {} : { tree }),
-    })
+    const result = await tool
+      .execute(input, {
+        ...toolOptions,
+        beforeMove,
+        describe: afterRun !== undefined,
+        ...(dryRun ? {} : { tree }),
+      })
+      .finally(() => repo.ownWrites.settleMoves())
     if (!result.isError) followMoves(notices, movesOf(result))
     const done = staged.outcome
     if (result.isError || !result.mutation) return { ...result, commit: null }

@@ -10,14 +10,16 @@
  * with CRC-32s), under a temp name, fsynced, renamed into place, the folder synced; a damaged
  * index in its place is first kept in `cairn-damaged/`, never deleted.
  */
-import { randomBytes } from 'node:crypto'
 import path from 'node:path'
-import { closeQuietly, disk, isMissing, OPEN, syncFolder, unlinkQuietly } from '../../lib/disk'
+import { disk, isMissing, syncFolder } from '../../lib/disk'
 import { crc32 } from './crc32'
 import { moveIntoDamaged } from './damaged-folder'
 import { hashObject, isFormatError } from './object-database'
 import { ObjectCache, PackError, PackFile, type RawObject } from './pack-file'
-import { buildIndex, EntryLog } from './pack-writer'
+import { buildIndex, EntryLog, writeDurableIndex } from './pack-writer'
+
+/** Entries walked or built between two `pause`s (a maintenance pass yields to commands). */
+const PAUSE_EVERY = 256
 
 /** A REF_DELTA whose base has not been named yet (a later entry of the pack, perhaps). */
 class BaseNotYetNamed extends Error {}
@@ -28,7 +30,10 @@ class BaseNotYetNamed extends Error {}
  * hold, an entry does not inflate, the entries do not end where the trailer starts, a delta's
  * base is not in it. I/O errors pass through.
  */
-export async function indexFromPack(file: string): Promise<Buffer> {
+export async function indexFromPack(
+  file: string,
+  pause: () => Promise<void> | undefined = () => undefined,
+): Promise<Buffer> {
   const pack = PackFile.open(file, new ObjectCache())
   try {
     const checksum = pack.checksum()
@@ -47,6 +52,7 @@ export async function indexFromPack(file: string): Promise<Buffer> {
       offsets[i] = at
       crcs[i] = crc32(pack.readStored(at, end - at))
       at = end
+      if (i % PAUSE_EVERY === PAUSE_EVERY - 1) await pause()
     }
     if (at !== pack.entriesEnd()) {
       throw new PackError('the entries do not end where the pack checksum begins')
@@ -76,6 +82,7 @@ export async function indexFromPack(file: string): Promise<Buffer> {
         const oid = hashObject(object.type, object.content)
         named.set(oid, offsets[i]!)
         entries.push(oid, offsets[i]!, crcs[i]!)
+        if (named.size % PAUSE_EVERY === 0) await pause()
       }
       if (next.length === waiting.length) {
         throw new PackError(`${next.length} delta(s) whose base is not in the pack`)
@@ -83,7 +90,7 @@ export async function indexFromPack(file: string): Promise<Buffer> {
       waiting = next
     }
     if (named.size !== count) throw new PackError('an object is in the pack twice')
-    return await buildIndex(entries, checksum, () => undefined)
+    return await buildIndex(entries, checksum, pause)
   } finally {
     pack.close()
   }
@@ -93,13 +100,18 @@ export async function indexFromPack(file: string): Promise<Buffer> {
  * Builds the index of the pack `name` (`pack-<checksum>`) in `gitdir` again from the pack and
  * puts it in place, keeping whatever index was there in `cairn-damaged/`. False, with nothing
  * changed, when the pack itself is not whole (then nothing can index it) or is not named by its
- * checksum. I/O errors pass through.
+ * checksum. I/O errors pass through, and so does what `pause` (awaited between chunks of the
+ * work) throws, nothing changed then.
  */
-export async function reindexPack(gitdir: string, name: string): Promise<boolean> {
+export async function reindexPack(
+  gitdir: string,
+  name: string,
+  pause: () => Promise<void> | undefined = () => undefined,
+): Promise<boolean> {
   const packDir = path.join(gitdir, 'objects', 'pack')
   let bytes: Buffer
   try {
-    bytes = await indexFromPack(path.join(packDir, `${name}.pack`))
+    bytes = await indexFromPack(path.join(packDir, `${name}.pack`), pause)
   } catch (error) {
     if (isFormatError(error)) return false
     throw error
@@ -116,19 +128,7 @@ export async function reindexPack(gitdir: string, name: string): Promise<boolean
   } catch (error) {
     if (!isMissing(error)) throw error
   }
-  const temp = path.join(packDir, `tmp_idx_${randomBytes(8).toString('hex')}`)
-  const fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o444)
-  try {
-    for (let done = 0; done < bytes.length;) {
-      done += disk.writeSync(fd, bytes.subarray(done), done)
-    }
-    await disk.fsync(fd)
-  } catch (error) {
-    closeQuietly(fd)
-    unlinkQuietly(temp)
-    throw error
-  }
-  closeQuietly(fd)
+  const temp = await writeDurableIndex(packDir, bytes, pause)
   disk.renameSync(temp, final)
   await syncFolder(packDir).catch(() => undefined)
   return true

@@ -59,6 +59,36 @@ export interface DeltaBase extends PackedEntry {
   readonly content: Buffer
 }
 
+/**
+ * Writes a pack index's bytes to a new `tmp_idx_*` file in `dir`, read-only, in chunks (`pause`
+ * awaited between them), fsynced; returns its path, for the caller to rename into place. On a
+ * failure the temp file is removed (on the thread pool; a refused close or unlink leaves a temp
+ * file alone, which the next pass removes) and the write's error is the one thrown.
+ */
+export async function writeDurableIndex(
+  dir: string,
+  bytes: Buffer,
+  pause: () => Promise<void> | undefined = () => undefined,
+): Promise<string> {
+  const temp = path.join(dir, `tmp_idx_${randomBytes(8).toString('hex')}`)
+  const fd = disk.openSync(temp, OPEN.WRITE_NEW, 0o444)
+  try {
+    for (let at = 0; at < bytes.length; at += BUFFER_BYTES) {
+      const end = Math.min(bytes.length, at + BUFFER_BYTES)
+      let done = at
+      while (done < end) done += await disk.write(fd, bytes.subarray(done, end), done)
+      await pause()
+    }
+    await disk.fsync(fd)
+  } catch (error) {
+    closeQuietly(fd)
+    await unlinkIfThere(temp).catch(() => undefined)
+    throw error
+  }
+  closeQuietly(fd)
+  return temp
+}
+
 /** A finished pack's name (`pack-<checksum>`) and its object count. */
 export interface WrittenPack {
   readonly name: string
@@ -308,26 +338,9 @@ export class PackWriter {
       return { name, objects: this.entries.length, bytes: this.offset + 20 }
     }
     const idx = await buildIndex(this.entries, checksum, pause)
-    const tempIdx = path.join(this.dir, `tmp_idx_${randomBytes(8).toString('hex')}`)
-    const idxFd = disk.openSync(tempIdx, OPEN.WRITE_NEW, 0o444)
-    try {
-      for (let at = 0; at < idx.length; at += BUFFER_BYTES) {
-        const end = Math.min(idx.length, at + BUFFER_BYTES)
-        let done = at
-        while (done < end) done += await disk.write(idxFd, idx.subarray(done, end), done)
-        await pause()
-      }
-      await disk.fsync(idxFd)
-    } catch (error) {
-      // Both files are still temp files (the pack is renamed only once its index is durable):
-      // the index goes on the thread pool, as the rest of `finish` clears, and a kill or a
-      // refused close or unlink leaves temp files alone, which the next pass removes. The
-      // write's error is the one told.
-      closeQuietly(idxFd)
-      await unlinkIfThere(tempIdx).catch(() => undefined)
-      throw error
-    }
-    closeQuietly(idxFd)
+    // Both files are still temp files until the index is durable (the pack is renamed only
+    // then): a failed write leaves temp files alone, which the next pass removes.
+    const tempIdx = await writeDurableIndex(this.dir, idx, pause)
     onStep('index-durable')
     // On the thread pool, awaited one after the other (the order stays: the pack, then its
     // index): a rename or unlink the disk holds up (freeing blocks on a mount with `discard`)

@@ -19,6 +19,8 @@ import { parseCommit, parseTree, type RawCommit, type RawTreeEntry } from '../ob
 import { isFormatError, type ObjectDatabase, type OpenPack } from './object-database'
 import type { ObjectKind, RawObject } from './pack-file'
 import { ByteLru } from './byte-lru'
+import { moveIntoDamaged } from './damaged-folder'
+import { reindexPack } from './index-pack'
 import { OidSet } from './oid-set'
 import { PackIndex } from './pack-index'
 import { SortedTree, TreeCursor, treeShape } from './tree-bytes'
@@ -141,8 +143,18 @@ export async function repack(
   }
   const step = (name: RepackStep) => options.onStep?.(name)
   const exclusive = options.exclusive ?? (<T>(task: () => Promise<T>) => task())
-  // A pack without its index may be a fetch's, half-way: only cleared while none runs.
-  await exclusive(async () => removePackLeftovers(db.packDir))
+  // A pack without its index may be a fetch's, half-way: only cleared while none runs. One
+  // whose index went (lost since open, say) gets it built again from the pack, as open does
+  // (`reindexPack`); only a pack nothing can index (not whole) is kept aside in cairn-damaged/.
+  await exclusive(async () => {
+    const unindexed: string[] = []
+    removePackLeftovers(db.packDir, 0, Date.now(), unindexed)
+    const gitdir = path.join(db.packDir, '..', '..')
+    for (const name of unindexed) {
+      if (await reindexPack(gitdir, name, pause)) continue
+      moveIntoDamaged(gitdir, path.join(db.packDir, `${name}.pack`), `${name}.pack`)
+    }
+  })
   db.refresh()
 
   const loose = await listLoose(db, pause)

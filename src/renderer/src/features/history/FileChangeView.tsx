@@ -12,6 +12,7 @@ const STATUS_LABEL: Readonly<Record<FileChange['status'], string>> = {
   modified: 'Modified',
   deleted: 'Deleted',
   renamed: 'Renamed',
+  unchanged: 'Unchanged',
 }
 
 const historyReader: HistoryReader = {
