@@ -154,10 +154,11 @@ export function createBlamer(
   }
 
   /**
-   * The lines of `blob` when it is text (no NUL byte), split by `table`; `like` is a version
-   * it will be compared with, whose lines at both ends it may share. Lines are compared as
-   * bytes, as git does, so an older version an editor saved in Latin-1 keeps the walk going;
-   * only the version shown (`utf8`) must be UTF-8, since its lines are decoded for display.
+   * The lines of `blob`, split by `table`; `like` is a version it will be compared with, whose
+   * lines at both ends it may share. Lines are compared as bytes, as git does, so an older
+   * version an editor saved in Latin-1, or one that held a NUL byte for a while, keeps the walk
+   * going; only the version shown (`utf8`) must be text (no NUL, UTF-8), since its lines are
+   * decoded for display.
    */
   async function readLines(
     blob: string,
@@ -166,7 +167,7 @@ export function createBlamer(
     utf8 = false,
   ): Promise<Lines | null> {
     const bytes = await repo.store.readBlob(blob)
-    if (bytes.includes(0) || (utf8 && !isUtf8(bytes))) return null
+    if (utf8 && (bytes.includes(0) || !isUtf8(bytes))) return null
     return like ? table.splitLike(bytes, like) : table.split(bytes)
   }
 
