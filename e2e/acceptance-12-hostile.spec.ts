@@ -5,17 +5,20 @@
  * deleted, and the filters over 10,000 changes at the end of their pages. Screenshots go to
  * e2e/artifacts (acceptance-12-hostile-<size>-<scheme>).
  */
+import { execFileSync } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import type { Locator, Page } from '@playwright/test'
 import { createCore } from '../src/main/core'
+import type { ChangeResult, Conversation } from '../src/shared/types'
 import { claudeTurn, create, reply, strReplace } from './fixtures/claude-turns'
 import { attachCore } from './fixtures/harness'
 import { buildLargeHistory } from './fixtures/large-history'
 import { expect, shoot, test } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
 import { FullHistoryPage } from './pages/full-history.page'
+import { MemoryPage } from './pages/memory.page'
 
 async function tabTo(page: Page, target: Locator, limit = 40): Promise<void> {
   for (let i = 0; i < limit; i++) {
@@ -193,4 +196,73 @@ test('the full view’s filters over 10,000 changes reach the last of their rows
     await core.close()
     await rm(dataDir, { recursive: true, force: true })
   }
+})
+
+test('"Memory at this reply" after a reset --hard and a gc outside Cairn says so in a sentence', async ({
+  page,
+  cairn,
+  anthropic,
+}) => {
+  await cairn.core.dispatch('settings:setApiKey', { key: 'sk-ant-e2e-hostile-12' })
+  const written = (await cairn.core.dispatch('memory:write', {
+    path: '/memories/base.md',
+    content: 'base\n',
+  })) as { readonly value: ChangeResult }
+  const base = written.value.commit?.oid as string
+  const id = await claudeTurn(cairn, anthropic, 'I drink green tea.', [
+    create('/memories/prefs.md', 'Tea: green\n'),
+    reply.text('Noted.'),
+  ])
+  await claudeTurn(
+    cairn,
+    anthropic,
+    'What do I drink?',
+    [
+      reply.toolUse({ input: { command: 'view', path: '/memories/prefs.md' } }),
+      reply.text('Green tea.'),
+    ],
+    id,
+  )
+  const stored = (await cairn.core.dispatch('conversations:get', { id })) as {
+    readonly value: Conversation
+  }
+  const at = stored.value.messages.filter((m) => m.role === 'assistant').at(-1)?.memoryAt
+  expect(at).toMatch(/^[0-9a-f]{40}$/)
+  // The person goes back past that reply with git, and lets git drop what is left behind.
+  const git = (...args: string[]) =>
+    execFileSync(
+      'git',
+      [
+        '--git-dir',
+        path.join(cairn.dataDir, 'history.git'),
+        '--work-tree',
+        path.join(cairn.dataDir, 'memories'),
+        '-c',
+        'user.name=Ann Smith',
+        '-c',
+        'user.email=ann@example.com',
+        ...args,
+      ],
+      { env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: cairn.dataDir }, stdio: 'pipe' },
+    )
+  git('read-tree', 'main')
+  git('reset', '-q', '--hard', base)
+  git('reflog', 'expire', '--expire=now', '--all')
+  git('gc', '--quiet', '--prune=now')
+  expect(() => git('cat-file', '-e', at as string)).toThrow()
+
+  await cairn.open(page)
+  const chat = new ChatPage(page)
+  await page
+    .getByRole('navigation', { name: 'Conversations' })
+    .getByText('I drink green tea.')
+    .click()
+  await expect(chat.replies()).toHaveCount(2)
+  await chat.replies().last().getByRole('button', { name: 'Memory at this reply' }).click()
+  const memory = new MemoryPage(page)
+  await expect(memory.pane).toContainText(/rewritten outside Cairn/)
+  await expect(memory.pane).not.toContainText(cairn.dataDir)
+  await expect(memory.pane).not.toContainText(/Error:|at \w+ \(/)
+  await shoot(page, cairn, 'acceptance-12-hostile-reset-away')
+  expect(cairn.pageErrors).toEqual([])
 })
