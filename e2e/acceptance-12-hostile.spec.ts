@@ -266,3 +266,68 @@ test('"Memory at this reply" after a reset --hard and a gc outside Cairn says so
   await shoot(page, cairn, 'acceptance-12-hostile-reset-away')
   expect(cairn.pageErrors).toEqual([])
 })
+
+for (const scheme of ['light', 'dark'] as const) {
+  test(`"Compare with now" lists a file Claude renamed since the reply once, as renamed (${scheme})`, async ({
+    page,
+    cairn,
+    anthropic,
+  }) => {
+    await cairn.core.dispatch('settings:setApiKey', { key: 'sk-ant-e2e-hostile-12' })
+    const id = await claudeTurn(cairn, anthropic, 'Plan my trip.', [
+      create('/memories/notes/trip.md', '# Trip\nGo north.\n'),
+      create('/memories/prefs.md', 'Tea: green\n'),
+      reply.text('Planned.'),
+    ])
+    await claudeTurn(
+      cairn,
+      anthropic,
+      'What is my plan?',
+      [
+        reply.toolUse({ input: { command: 'view', path: '/memories/notes/trip.md' } }),
+        reply.text('Go north.'),
+      ],
+      id,
+    )
+    await claudeTurn(
+      cairn,
+      anthropic,
+      'File it under travel, and I drink black tea now.',
+      [
+        reply.toolUse({
+          input: { command: 'rename', old_path: '/memories/notes', new_path: '/memories/travel' },
+        }),
+        strReplace('/memories/prefs.md', 'green', 'black'),
+        reply.text('Done.'),
+      ],
+      id,
+    )
+    await page.emulateMedia({ colorScheme: scheme })
+    await cairn.open(page)
+    const chat = new ChatPage(page)
+    await page.getByRole('navigation', { name: 'Conversations' }).getByText('Plan my trip.').click()
+    await expect(chat.replies()).toHaveCount(3)
+    await chat.replies().nth(1).getByRole('button', { name: 'Memory at this reply' }).click()
+    const memory = new MemoryPage(page)
+    const banner = memory.pane.getByRole('status', { name: 'Memory at this reply' })
+    await banner.getByRole('button', { name: 'Compare with now' }).click()
+    const compared = memory.pane.getByRole('region', { name: 'Compared with now' })
+    await expect(compared.getByRole('heading', { level: 3 })).toHaveText(
+      '2 files changed since this reply',
+    )
+    const moved = compared.getByRole('button', { name: /Renamed since/ })
+    await expect(moved).toContainText('notes/trip.md → travel/trip.md')
+    await expect(compared.getByText('Deleted since')).toHaveCount(0)
+    await moved.click()
+    await expect(moved).toHaveAttribute('aria-pressed', 'true')
+    await expect(compared.getByText('Renamed without changes to its content.')).toBeVisible()
+    // Memory at the reply holds it under its old name, marked so in the tree.
+    await expect(memory.item('trip.md')).toContainText('Renamed since')
+    // Picking the edited file, then the moved one in the tree, shows each one's change.
+    await compared.getByRole('button', { name: /Changed since/ }).click()
+    await expect(compared.getByRole('cell', { name: 'added: Tea: black' })).toBeVisible()
+    await memory.item('trip.md').click()
+    await expect(moved).toHaveAttribute('aria-pressed', 'true')
+    await shoot(page, cairn, `acceptance-12-hostile-compare-renamed-${scheme}`)
+  })
+}
