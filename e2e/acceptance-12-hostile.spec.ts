@@ -6,15 +6,11 @@
  * e2e/artifacts (acceptance-12-hostile-<size>-<scheme>).
  */
 import { execFileSync } from 'node:child_process'
-import { mkdtemp, rm } from 'node:fs/promises'
-import os from 'node:os'
 import path from 'node:path'
 import type { Locator, Page } from '@playwright/test'
-import { createCore } from '../src/main/core'
 import type { ChangeResult, Conversation } from '../src/shared/types'
 import { claudeTurn, create, reply, strReplace } from './fixtures/claude-turns'
-import { attachCore } from './fixtures/harness'
-import { buildLargeHistory } from './fixtures/large-history'
+import { withLargeHistory } from './fixtures/large-history'
 import { expect, shoot, test } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
 import { FullHistoryPage } from './pages/full-history.page'
@@ -151,51 +147,47 @@ test('the full view’s filters over 10,000 changes reach the last of their rows
 }) => {
   // Building 10,000 commits and opening them took 56 s at load 23 on the shared machine.
   test.setTimeout(180_000)
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-e2e-probe34c-large-'))
-  await buildLargeHistory(dataDir, { commits: 10_000 })
-  const core = await createCore({ dataDir })
-  const detach = await attachCore(page, core)
-  try {
-    await page.setViewportSize({ width: 1280, height: 800 })
-    await page.goto(rendererServer.url)
-    await expect(page.getByRole('main', { name: 'Chat' })).toBeVisible()
-    const history = new FullHistoryPage(page)
-    await history.openWithKeyboard()
-    await expect(history.rows.first()).toBeVisible()
-    const filters = history.view.getByRole('search', { name: 'Filter history' })
-    const count = filters.getByRole('status', { name: 'Number of changes' })
-    await expect(count).toHaveText('10,000 changes')
-    const selected = history.timeline.getByRole('row', { selected: true })
+  await withLargeHistory(
+    page,
+    { commits: 10_000, prefix: 'cairn-e2e-probe34c-large-' },
+    async () => {
+      await page.setViewportSize({ width: 1280, height: 800 })
+      await page.goto(rendererServer.url)
+      await expect(page.getByRole('main', { name: 'Chat' })).toBeVisible()
+      const history = new FullHistoryPage(page)
+      await history.openWithKeyboard()
+      await expect(history.rows.first()).toBeVisible()
+      const filters = history.view.getByRole('search', { name: 'Filter history' })
+      const count = filters.getByRole('status', { name: 'Number of changes' })
+      await expect(count).toHaveText('10,000 changes')
+      const selected = history.timeline.getByRole('row', { selected: true })
 
-    // Every tenth change is the person's: 1,000 of them, the oldest at commit 10.
-    await filters.getByRole('combobox', { name: 'Filter by author' }).selectOption('You')
-    await expect(count).toHaveText('1,000 changes')
-    await history.timeline.focus()
-    await page.keyboard.press('End')
-    await expect(selected).toHaveAttribute('aria-rowindex', '1000')
-    await expect(history.title()).toContainText('topics/topic-10.md')
-    await page.keyboard.press('Home')
-    await expect(selected).toHaveAttribute('aria-rowindex', '1')
-    await expect(history.title()).toContainText('topics/topic-00.md')
+      // Every tenth change is the person's: 1,000 of them, the oldest at commit 10.
+      await filters.getByRole('combobox', { name: 'Filter by author' }).selectOption('You')
+      await expect(count).toHaveText('1,000 changes')
+      await history.timeline.focus()
+      await page.keyboard.press('End')
+      await expect(selected).toHaveAttribute('aria-rowindex', '1000')
+      await expect(history.title()).toContainText('topics/topic-10.md')
+      await page.keyboard.press('Home')
+      await expect(selected).toHaveAttribute('aria-rowindex', '1')
+      await expect(history.title()).toContainText('topics/topic-00.md')
 
-    // One file (commits 7, 57, … 9,957: 200, all Claude's), then by the person: none.
-    const file = filters.getByRole('combobox', { name: 'Filter by file' })
-    await filters.getByRole('combobox', { name: 'Filter by author' }).selectOption('')
-    await file.fill('/memories/topics/topic-07.md')
-    await file.press('Enter')
-    await expect(count).toHaveText('200 changes')
-    await history.timeline.focus()
-    await page.keyboard.press('End')
-    await expect(selected).toHaveAttribute('aria-rowindex', '200')
-    await expect(history.title()).toHaveText(/created topics\/topic-07\.md$/)
-    await filters.getByRole('combobox', { name: 'Filter by author' }).selectOption('You')
-    await expect(count).toHaveText('0 changes')
-    await expect(history.view.getByText('No changes match these filters')).toBeVisible()
-  } finally {
-    detach()
-    await core.close()
-    await rm(dataDir, { recursive: true, force: true })
-  }
+      // One file (commits 7, 57, … 9,957: 200, all Claude's), then by the person: none.
+      const file = filters.getByRole('combobox', { name: 'Filter by file' })
+      await filters.getByRole('combobox', { name: 'Filter by author' }).selectOption('')
+      await file.fill('/memories/topics/topic-07.md')
+      await file.press('Enter')
+      await expect(count).toHaveText('200 changes')
+      await history.timeline.focus()
+      await page.keyboard.press('End')
+      await expect(selected).toHaveAttribute('aria-rowindex', '200')
+      await expect(history.title()).toHaveText(/created topics\/topic-07\.md$/)
+      await filters.getByRole('combobox', { name: 'Filter by author' }).selectOption('You')
+      await expect(count).toHaveText('0 changes')
+      await expect(history.view.getByText('No changes match these filters')).toBeVisible()
+    },
+  )
 })
 
 test('"Memory at this reply" after a reset --hard and a gc outside Cairn says so in a sentence', async ({

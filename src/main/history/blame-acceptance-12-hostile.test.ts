@@ -1,8 +1,6 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises'
-import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { HistorySearchHit } from '../../shared/types'
-import { claudeCommands, gitCli, memoryTestBed, userWrite } from './test-helpers'
+import { claudeCommands, editWhileClosed, gitCli, memoryTestBed, userWrite } from './test-helpers'
 
 // Issue #12 checked again the hostile way (probe34c): blame, search and the timeline's file
 // filter on histories the earlier acceptance files did not build (a rename chain, lines that
@@ -30,21 +28,6 @@ function gitBlame(file: string, rev = 'main'): string[] {
 
 async function ours(file: string, at?: string): Promise<string[]> {
   return (await bed.memory.blame(`/memories/${file}`, at)).map((l) => `${l.commit.oid} ${l.text}`)
-}
-
-/** Changes files while Cairn is closed (null removes); the next open commits what it finds. */
-async function editWhileClosed(files: Record<string, string | Buffer | null>): Promise<void> {
-  await bed.close()
-  for (const [name, content] of Object.entries(files)) {
-    const file = path.join(bed.dataDir, 'memories', name)
-    if (content === null) {
-      await rm(file, { recursive: true })
-    } else {
-      await mkdir(path.dirname(file), { recursive: true })
-      await writeFile(file, content)
-    }
-  }
-  await bed.reopen()
 }
 
 async function searchAll(text: string): Promise<string[]> {
@@ -109,9 +92,9 @@ describe('blame, the hostile way, again', () => {
 
   it('agrees with git through CRLF and LF churn, line by line', async () => {
     await run({ command: 'create', path: '/memories/c.md', file_text: 'a\nb\nc\n' })
-    await editWhileClosed({ 'c.md': 'a\r\nb\r\nc\r\n' })
-    await editWhileClosed({ 'c.md': 'a\nb\r\nc\n' })
-    await editWhileClosed({ 'c.md': 'a\r\nb\nc' })
+    await editWhileClosed(bed, { 'c.md': 'a\r\nb\r\nc\r\n' })
+    await editWhileClosed(bed, { 'c.md': 'a\nb\r\nc\n' })
+    await editWhileClosed(bed, { 'c.md': 'a\r\nb\nc' })
     expect(await ours('c.md')).toEqual(gitBlame('c.md'))
   })
 
@@ -137,8 +120,8 @@ describe('blame, the hostile way, again', () => {
 
   it('traces through an older version that held a NUL byte, as git blame does', async () => {
     const first = await run({ command: 'create', path: '/memories/b.md', file_text: 'a\nb\nc\n' })
-    await editWhileClosed({ 'b.md': Buffer.from('a\nb\0\nc\n') })
-    await editWhileClosed({ 'b.md': 'a\nb\nc\nd\n' })
+    await editWhileClosed(bed, { 'b.md': Buffer.from('a\nb\0\nc\n') })
+    await editWhileClosed(bed, { 'b.md': 'a\nb\nc\nd\n' })
     const blamed = await ours('b.md')
     expect(blamed).toEqual(gitBlame('b.md'))
     // Lines the last change did not touch keep the commit that wrote them.
@@ -205,9 +188,9 @@ describe('blame, the hostile way, again', () => {
 describe('search and the file filter, the hostile way, again', () => {
   it('counts a text inside a version that held a NUL byte, as git log -S does', async () => {
     await run({ command: 'create', path: '/memories/x', file_text: 'needle one\n' })
-    await editWhileClosed({ x: Buffer.from('needle one\0bin\n') })
-    await editWhileClosed({ x: null })
-    await editWhileClosed({ 'x/y.md': 'needle one\n' })
+    await editWhileClosed(bed, { x: Buffer.from('needle one\0bin\n') })
+    await editWhileClosed(bed, { x: null })
+    await editWhileClosed(bed, { 'x/y.md': 'needle one\n' })
     await run({ command: 'delete', path: '/memories/x' })
     await run({ command: 'create', path: '/memories/x', file_text: 'needle two\n' })
     for (const text of ['needle', 'needle one', 'bin']) {

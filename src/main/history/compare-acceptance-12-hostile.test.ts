@@ -1,8 +1,6 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises'
-import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { Comparison } from '../../shared/types'
-import { claudeCommands, gitCli, memoryTestBed, userWrite } from './test-helpers'
+import { claudeCommands, editWhileClosed, gitCli, memoryTestBed, userWrite } from './test-helpers'
 
 // "Compare with now" (issue #12's "what Claude saw") checked the hostile way (probe34c), with
 // `git diff --name-status -M100%` as the second opinion: files Claude renamed since the reply,
@@ -13,21 +11,6 @@ import { claudeCommands, gitCli, memoryTestBed, userWrite } from './test-helpers
 let clock = 1_700_000_000_000
 const bed = memoryTestBed({ memory: { now: () => (clock += 1000) } })
 const run = claudeCommands(bed, 'conv-compare-h12', 'cmp')
-
-/** Changes files while Cairn is closed (null removes); the next open commits what it finds. */
-async function editWhileClosed(files: Record<string, string | Buffer | null>): Promise<void> {
-  await bed.close()
-  for (const [name, content] of Object.entries(files)) {
-    const file = path.join(bed.dataDir, 'memories', name)
-    if (content === null) {
-      await rm(file, { recursive: true })
-    } else {
-      await mkdir(path.dirname(file), { recursive: true })
-      await writeFile(file, content)
-    }
-  }
-  await bed.reopen()
-}
 
 const relative = (virtual: string) => virtual.replace(/^\/memories\//, '')
 
@@ -57,11 +40,11 @@ describe('compare with now, the hostile way', () => {
     await run({ command: 'create', path: '/memories/twin-2.md', file_text: 'twin\n' })
     await run({ command: 'create', path: '/memories/empty.md', file_text: '' })
     await run({ command: 'create', path: '/memories/x', file_text: 'was a file\n' })
-    await editWhileClosed({ 'blob.bin': Buffer.from([0, 1, 2, 3]) })
+    await editWhileClosed(bed, { 'blob.bin': Buffer.from([0, 1, 2, 3]) })
     const at = (await bed.memory.head()) as string
 
     await run({ command: 'rename', old_path: '/memories/mv.md', new_path: '/memories/d/moved.md' })
-    await editWhileClosed({
+    await editWhileClosed(bed, {
       'edited.md': null,
       'elsewhere.md': 'edit me, edited\n',
       'twin-1.md': null,
