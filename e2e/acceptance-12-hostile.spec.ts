@@ -7,22 +7,14 @@
  */
 import { execFileSync } from 'node:child_process'
 import path from 'node:path'
-import type { Locator, Page } from '@playwright/test'
 import type { ChangeResult, Conversation } from '../src/shared/types'
 import { claudeTurn, create, reply, strReplace } from './fixtures/claude-turns'
 import { withLargeHistory } from './fixtures/large-history'
 import { expect, shoot, test } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
 import { FullHistoryPage } from './pages/full-history.page'
+import { tabTo } from './pages/review.page'
 import { MemoryPage } from './pages/memory.page'
-
-async function tabTo(page: Page, target: Locator, limit = 40): Promise<void> {
-  for (let i = 0; i < limit; i++) {
-    if (await target.evaluate((el) => el === document.activeElement)) return
-    await page.keyboard.press('Tab')
-  }
-  await expect(target).toBeFocused()
-}
 
 const SIZES = [
   { width: 880, height: 560 },

@@ -12,6 +12,7 @@ import { withLargeHistory } from './fixtures/large-history'
 import { expect, shoot, test } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
 import { FullHistoryPage } from './pages/full-history.page'
+import { tabTo } from './pages/review.page'
 
 const SIZES = [
   { width: 880, height: 560 },
@@ -54,15 +55,6 @@ async function clipped(root: Locator, selector: string): Promise<string[]> {
       .filter(({ cut }) => cut > 0)
       .map(({ name, cut }) => `${name} cut by ${cut} px`)
   }, selector)
-}
-
-/** Presses Tab until `target` has the focus (at most `limit` times); fails otherwise. */
-async function tabTo(page: Page, target: Locator, limit = 40): Promise<void> {
-  for (let i = 0; i < limit; i++) {
-    if (await target.evaluate((el) => el === document.activeElement)) return
-    await page.keyboard.press('Tab')
-  }
-  await expect(target).toBeFocused()
 }
 
 for (const size of SIZES) {
