@@ -1,3 +1,5 @@
+import { rm, symlink, writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { HistorySearchHit } from '../../shared/types'
 import { claudeCommands, editWhileClosed, gitCli, memoryTestBed, userWrite } from './test-helpers'
@@ -127,6 +129,34 @@ describe('blame, the hostile way, again', () => {
     // Lines the last change did not touch keep the commit that wrote them.
     expect(blamed[0]).toBe(`${first.oid} a`)
     expect(blamed[2]).toBe(`${first.oid} c`)
+  })
+
+  it('never gives a file no indexed commit changed to the first commit of the history', async () => {
+    const first = await run({ command: 'create', path: '/memories/other.md', file_text: 'x\n' })
+    // A tool commits with git a link at l.md, then a file there: Cairn reads neither commit's
+    // changes (a link is damage to it), so its index lists no commit that changed l.md.
+    await bed.close()
+    const work = path.join(bed.dataDir, 'memories')
+    const env = ['-c', 'user.name=Other Tool', '-c', 'user.email=tool@example.com']
+    const commit = (message: string) => {
+      gitCli(bed.dataDir, '--work-tree', work, 'add', 'l.md')
+      gitCli(bed.dataDir, ...env, '--work-tree', work, 'commit', '-q', '-m', message)
+    }
+    await symlink('a\nb', path.join(work, 'l.md'))
+    commit('a link')
+    await rm(path.join(work, 'l.md'))
+    await writeFile(path.join(work, 'l.md'), 'a\nb\nc\n')
+    commit('a file again')
+    const file = gitCli(bed.dataDir, 'rev-parse', 'main').trim()
+    await bed.reopen()
+    await run({ command: 'create', path: '/memories/later.md', file_text: 'y\n' })
+
+    const blamed = await bed.memory.blame('/memories/l.md')
+    // git's answer, each line marked as possibly older: the index cannot say what came before.
+    expect(blamed.map((l) => `${l.commit.oid} ${l.text}`)).toEqual(gitBlame('l.md'))
+    expect(blamed.map((l) => l.commit.oid)).toEqual([file, file, file])
+    expect(blamed.every((l) => l.damagedBefore)).toBe(true)
+    expect(blamed.some((l) => l.commit.oid === first.oid)).toBe(false)
   })
 
   it('hands restored and reverted lines to their writers across a rename', async () => {

@@ -282,10 +282,10 @@ export function createBlamer(
       )
     }
     const producer = producerOf(virtual, atPosition)
-    const { owners, cut } = await walk(
-      { position: Math.max(producer, 0), path: virtual, blob, lines },
-      table,
-    )
+    const { owners, cut } =
+      producer >= 0
+        ? await walk({ position: producer, path: virtual, blob, lines }, table)
+        : await unindexed(atPosition, relative, blob, lines.count)
     // A walk cut short by damage is not kept: its owners would outlive the flag.
     if (producer >= 0 && !cut) {
       remember(`${ancestry.oidAt(producer)}\0${virtual}`, { blob, owners })
@@ -312,6 +312,31 @@ export function createBlamer(
       })
     }
     return result
+  }
+
+  /**
+   * The lines of a file no commit in the index says it changed (one whose trees Cairn could
+   * not read, holding a link or a submodule a tool wrote with git, is listed with no files):
+   * all given to the oldest of `from`'s first parents that hold this very version, and marked
+   * as possibly older, since the index cannot say what came before. Before stop 34 they went
+   * to the first commit of the history, which may never have held the file.
+   */
+  async function unindexed(
+    from: number,
+    relative: string,
+    blob: string,
+    count: number,
+  ): Promise<{ owners: Int32Array; cut: Uint8Array }> {
+    const segments = segmentsOf(relative)
+    let position = from
+    for (;;) {
+      const parent = ancestry.parentPositions(position)[0]
+      if (parent === undefined) break
+      const found = await orDamaged(() => lookup.blobAt(ancestry.oidAt(parent), segments))
+      if (found !== blob) break
+      position = parent
+    }
+    return { owners: new Int32Array(count).fill(position), cut: new Uint8Array(count).fill(1) }
   }
 
   /**
