@@ -6,17 +6,13 @@
  * alone, each with a name a screen reader says. Screenshots go to e2e/artifacts
  * (full-history-<size>-<scheme>).
  */
-import { mkdtemp, rm } from 'node:fs/promises'
-import os from 'node:os'
-import path from 'node:path'
 import type { Locator, Page } from '@playwright/test'
-import { createCore } from '../src/main/core'
 import { claudeTurn, create, reply, strReplace } from './fixtures/claude-turns'
-import { attachCore } from './fixtures/harness'
-import { buildLargeHistory } from './fixtures/large-history'
+import { withLargeHistory } from './fixtures/large-history'
 import { expect, shoot, test } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
 import { FullHistoryPage } from './pages/full-history.page'
+import { tabTo } from './pages/review.page'
 
 const SIZES = [
   { width: 880, height: 560 },
@@ -59,15 +55,6 @@ async function clipped(root: Locator, selector: string): Promise<string[]> {
       .filter(({ cut }) => cut > 0)
       .map(({ name, cut }) => `${name} cut by ${cut} px`)
   }, selector)
-}
-
-/** Presses Tab until `target` has the focus (at most `limit` times); fails otherwise. */
-async function tabTo(page: Page, target: Locator, limit = 40): Promise<void> {
-  for (let i = 0; i < limit; i++) {
-    if (await target.evaluate((el) => el === document.activeElement)) return
-    await page.keyboard.press('Tab')
-  }
-  await expect(target).toBeFocused()
 }
 
 for (const size of SIZES) {
@@ -184,11 +171,7 @@ test('the full view over 10,000 changes is walked by keyboard, drawing only the 
 }) => {
   // Building 10,000 commits and opening them took 56 s at load 23 on the shared machine.
   test.setTimeout(180_000)
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'cairn-e2e-full-large-'))
-  await buildLargeHistory(dataDir, { commits: 10_000 })
-  const core = await createCore({ dataDir })
-  const detach = await attachCore(page, core)
-  try {
+  await withLargeHistory(page, { commits: 10_000, prefix: 'cairn-e2e-full-large-' }, async () => {
     await page.setViewportSize({ width: 1280, height: 800 })
     await page.goto(rendererServer.url)
     await expect(page.getByRole('main', { name: 'Chat' })).toBeVisible()
@@ -208,9 +191,5 @@ test('the full view over 10,000 changes is walked by keyboard, drawing only the 
     await expect(history.title()).toContainText('topics/topic-00.md')
     // Only the rows on screen (and their day headings) exist.
     expect(await history.rows.count()).toBeLessThan(80)
-  } finally {
-    detach()
-    await core.close()
-    await rm(dataDir, { recursive: true, force: true })
-  }
+  })
 })

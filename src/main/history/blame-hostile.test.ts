@@ -2,7 +2,7 @@ import { rename, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { CommitSummary } from '../../shared/types'
-import { claudeCommands, gitCli, memoryTestBed } from './test-helpers'
+import { claudeCommands, editWhileClosed, gitCli, memoryTestBed } from './test-helpers'
 
 // Acceptance of issue #12 the hostile way: cases the generated histories of blame.test.ts do
 // not reach, each checked against `git blame --porcelain` where git and Cairn mean the same.
@@ -27,15 +27,6 @@ function gitBlame(file: string, rev = 'main'): Array<[sha: string, text: string]
 
 async function ours(file: string, at?: string): Promise<Array<[string, string]>> {
   return (await bed.memory.blame(`/memories/${file}`, at)).map((l) => [l.commit.oid, l.text])
-}
-
-/** Writes files while Cairn is closed; the next open commits them as found outside. */
-async function editWhileClosed(files: Record<string, string | Buffer>): Promise<void> {
-  await bed.close()
-  for (const [name, content] of Object.entries(files)) {
-    await writeFile(path.join(bed.dataDir, 'memories', name), content)
-  }
-  await bed.reopen()
 }
 
 describe('blame, the hostile way', () => {
@@ -98,7 +89,7 @@ describe('blame, the hostile way', () => {
     expect(await ours('w.md')).toEqual(gitBlame('w.md'))
     expect((await ours('w.md')).map(([oid]) => oid)).toEqual([first.oid, first.oid, first.oid])
     // An editor adds a final line ending, and changes the middle line's ending only.
-    await editWhileClosed({ 'w.md': 'one\r\ntwo\nthree\r\n' })
+    await editWhileClosed(bed, { 'w.md': 'one\r\ntwo\nthree\r\n' })
     const lines = await ours('w.md')
     expect(lines).toEqual(gitBlame('w.md'))
     expect(lines[0]?.[0]).toBe(first.oid)

@@ -155,10 +155,11 @@ export function createBlamer(
   }
 
   /**
-   * The lines of `blob` when it is text (no NUL byte), split by `table`; `like` is a version
-   * it will be compared with, whose lines at both ends it may share. Lines are compared as
-   * bytes, as git does, so an older version an editor saved in Latin-1 keeps the walk going;
-   * only the version shown (`utf8`) must be UTF-8, since its lines are decoded for display.
+   * The lines of `blob`, split by `table`; `like` is a version it will be compared with, whose
+   * lines at both ends it may share. Lines are compared as bytes, as git does, so an older
+   * version an editor saved in Latin-1, or one that held a NUL byte for a while, keeps the walk
+   * going; only the version shown (`utf8`) must be text (no NUL, UTF-8), since its lines are
+   * decoded for display.
    */
   async function readLines(
     blob: string,
@@ -167,7 +168,7 @@ export function createBlamer(
     utf8 = false,
   ): Promise<Lines | null> {
     const bytes = await repo.store.readBlob(blob)
-    if (bytes.includes(0) || (utf8 && !isUtf8(bytes))) return null
+    if (utf8 && (bytes.includes(0) || !isUtf8(bytes))) return null
     return like ? table.splitLike(bytes, like) : table.split(bytes)
   }
 
@@ -288,10 +289,10 @@ export function createBlamer(
       )
     }
     const producer = producerOf(virtual, atPosition)
-    const { owners, cut } = await walk(
-      { position: Math.max(producer, 0), path: virtual, blob, lines },
-      table,
-    )
+    const { owners, cut } =
+      producer >= 0
+        ? await walk({ position: producer, path: virtual, blob, lines }, table)
+        : await unindexed(atPosition, relative, blob, lines.count)
     // A walk cut short by damage is not kept: its owners would outlive the flag.
     if (producer >= 0 && !cut) {
       remember(`${ancestry.oidAt(producer)}\0${virtual}`, { blob, owners })
@@ -318,6 +319,31 @@ export function createBlamer(
       })
     }
     return result
+  }
+
+  /**
+   * The lines of a file no commit in the index says it changed (one whose trees Cairn could
+   * not read, holding a link or a submodule a tool wrote with git, is listed with no files):
+   * all given to the oldest of `from`'s first parents that hold this very version, and marked
+   * as possibly older, since the index cannot say what came before. Before stop 34 they went
+   * to the first commit of the history, which may never have held the file.
+   */
+  async function unindexed(
+    from: number,
+    relative: string,
+    blob: string,
+    count: number,
+  ): Promise<{ owners: Int32Array; cut: Uint8Array }> {
+    const segments = segmentsOf(relative)
+    let position = from
+    for (;;) {
+      const parent = ancestry.parentPositions(position)[0]
+      if (parent === undefined) break
+      const found = await orDamaged(() => lookup.blobAt(ancestry.oidAt(parent), segments))
+      if (found !== blob) break
+      position = parent
+    }
+    return { owners: new Int32Array(count).fill(position), cut: new Uint8Array(count).fill(1) }
   }
 
   /**

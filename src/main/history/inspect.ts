@@ -7,7 +7,7 @@ import { toSummary } from './queries'
 import { requireCommitEntry, requireVersion, treeOf, type RepoView } from './read'
 import type { IndexEntry } from './side-index'
 import { readingEarlierState, treeBefore } from './earlier-state'
-import { diffNodes, nodeAt } from './tree-state'
+import { diffNodes, nodeAt, type FileDelta } from './tree-state'
 
 /**
  * The content of a file at a commit (null when it did not exist there or was a folder).
@@ -94,7 +94,9 @@ async function bounded(
 
 /**
  * How memory at `from` differs from memory at `to` (default: now), file by file and bounded
- * like `showCommit`. Files that moved in between show as one removed and one added.
+ * like `showCommit`. A file that moved in between with its content unchanged shows as renamed
+ * (git's exact rename detection, `git diff -M100%`); one moved and edited, as one removed and
+ * one added.
  */
 export async function compareCommits(
   repo: RepoView,
@@ -115,13 +117,7 @@ export async function compareCommits(
     }
     throw error
   })
-  const pending: PendingChange[] = deltas.map((delta) => ({
-    path: toVirtual(delta.path),
-    oldPath: null,
-    before: delta.before,
-    after: delta.after,
-    status: !delta.before ? 'added' : !delta.after ? 'deleted' : 'modified',
-  }))
+  const pending = withRenames(deltas, exactMoves(deltas))
   const changes = await bounded(repo, pending, limits)
   return {
     from,
@@ -170,6 +166,43 @@ async function pendingChanges(
       if (added.has(moved)) renamedTo.set(delta.path, moved)
     }
   }
+  return withRenames(deltas, renamedTo)
+}
+
+/**
+ * The removed files whose exact content a file added in `deltas` has (removed path -> added
+ * path), as git's exact rename detection pairs them: each removed file once, one of the same
+ * name first, else the first in path order (empty files too, as git does).
+ */
+function exactMoves(deltas: ReadonlyArray<FileDelta>): Map<string, string> {
+  const removed = new Map<string, string[]>()
+  for (const delta of deltas) {
+    if (delta.before && !delta.after) {
+      const paths = removed.get(delta.before)
+      if (paths) paths.push(delta.path)
+      else removed.set(delta.before, [delta.path])
+    }
+  }
+  const moves = new Map<string, string>()
+  if (removed.size === 0) return moves
+  const nameOf = (relative: string) => relative.slice(relative.lastIndexOf('/') + 1)
+  for (const delta of deltas) {
+    if (delta.before || !delta.after) continue
+    const sources = removed.get(delta.after)?.filter((source) => !moves.has(source))
+    if (!sources?.length) continue
+    const sameName = sources.find((source) => nameOf(source) === nameOf(delta.path))
+    moves.set(sameName ?? (sources[0] as string), delta.path)
+  }
+  return moves
+}
+
+/** `deltas` as changes, each removed file of `renamedTo` paired with the file it became. */
+function withRenames(
+  deltas: ReadonlyArray<FileDelta>,
+  renamedTo: ReadonlyMap<string, string>,
+): PendingChange[] {
+  const added = new Map<string, string>()
+  for (const delta of deltas) if (!delta.before && delta.after) added.set(delta.path, delta.after)
   const pairedTargets = new Set(renamedTo.values())
   const pending: PendingChange[] = []
   for (const delta of deltas) {

@@ -25,7 +25,7 @@ import { toSummary } from './queries'
 import type { RepoView } from './read'
 import type { SearchQuery } from './types'
 
-/** A file version's text (null: binary or damaged), with its lower case once asked for. */
+/** A file version's text (null: damaged), with its lower case once asked for. */
 interface Version {
   readonly text: string | null
   lower?: string
@@ -68,8 +68,10 @@ export function createSearcher(
     }
     let entry: Version
     try {
-      const bytes = Buffer.from(await repo.store.readBlob(blob))
-      entry = { text: bytes.includes(0) ? null : bytes.toString('utf8') }
+      // A version holding a NUL byte is counted too, as `git log -S` counts it: taken as no
+      // text, turning a file binary read as removing every text in it, and deleting it later
+      // as removing nothing.
+      entry = { text: Buffer.from(await repo.store.readBlob(blob)).toString('utf8') }
     } catch (error) {
       if (!(error instanceof DamagedHistoryError)) throw error
       // Not kept: a repaired history (sync brings the object back) is read again.

@@ -438,6 +438,28 @@ export function countIndexReads(): { readonly reads: IndexRead[]; stop(): void }
 }
 
 /**
+ * Changes files of the bed's memory folder while Cairn is closed (relative path -> content;
+ * null removes, a folder with all it holds), then opens it again: the open commits what it
+ * finds, as edits made outside Cairn.
+ */
+export async function editWhileClosed(
+  bed: MemoryTestBed,
+  files: Readonly<Record<string, string | Buffer | null>>,
+): Promise<void> {
+  await bed.close()
+  for (const [name, content] of Object.entries(files)) {
+    const file = path.join(bed.dataDir, 'memories', name)
+    if (content === null) {
+      await rm(file, { recursive: true })
+    } else {
+      await mkdir(path.dirname(file), { recursive: true })
+      await writeFile(file, content)
+    }
+  }
+  await bed.reopen()
+}
+
+/**
  * A change made by the user (a timeline `write`, or a delete), as the memory browser makes
  * it: one Memory tool command through `execute`. Throws the refusal when it fails.
  */

@@ -36,8 +36,17 @@ export function FullHistoryView() {
     const onKey = (event: KeyboardEvent) => {
       if (event.key !== 'Escape' || event.defaultPrevented) return
       if (document.querySelector('dialog[open]')) return
-      const target = event.target as HTMLElement | null
-      if (target?.closest('.fh-search') && (target as HTMLInputElement).value) return
+      // Escape in a text field holding something clears the field (the search's, the file
+      // filter's own handler); on a checkbox, whose value is always "on", it goes back too.
+      const target = event.target
+      if (
+        target instanceof HTMLInputElement &&
+        target.type !== 'checkbox' &&
+        target.value &&
+        target.closest('.fh-search, .hist-filters')
+      ) {
+        return
+      }
       event.preventDefault()
       closeFullHistory()
     }

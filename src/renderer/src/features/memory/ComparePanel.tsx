@@ -25,7 +25,10 @@ export function ComparePanel(props: {
 }) {
   const { comparison } = props
   const changes = comparison?.changes ?? []
-  const shown = changes.find((change) => change.path === props.selected) ?? changes[0]
+  // A file moved since is found by either name: the tree of memory at the reply has its old one.
+  const shown =
+    changes.find((change) => change.path === props.selected || change.oldPath === props.selected) ??
+    changes[0]
   return (
     <section className="mem-compare" aria-label="Compared with now">
       {props.error && (
@@ -54,12 +57,16 @@ export function ComparePanel(props: {
                     type="button"
                     className="mem-compare-file"
                     aria-pressed={change.path === shown?.path}
-                    onClick={() => props.onSelect(change.path)}
+                    onClick={() => props.onSelect(change.oldPath ?? change.path)}
                   >
                     <span className={`hist-status hist-status-${change.status}`}>
                       {STATUS[change.status]}
                     </span>
-                    <span>{displayPath(change.path)}</span>
+                    <span>
+                      {change.oldPath && change.oldPath !== change.path
+                        ? `${displayPath(change.oldPath)} → ${displayPath(change.path)}`
+                        : displayPath(change.path)}
+                    </span>
                     {!change.omitted && <DiffStat change={change} />}
                   </button>
                 </li>

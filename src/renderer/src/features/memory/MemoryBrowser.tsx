@@ -178,6 +178,11 @@ export function MemoryBrowser() {
     for (const path of then?.viewed ?? []) found.set(path, { label: 'Viewed', tone: 'viewed' })
     for (const change of changedSince ?? []) {
       if (change.status === 'added') continue
+      // Memory at the reply holds a moved file under its old name.
+      if (change.status === 'renamed' && change.oldPath) {
+        found.set(change.oldPath, { label: 'Renamed since', tone: 'modified' })
+        continue
+      }
       found.set(
         change.path,
         change.status === 'deleted'
