@@ -7,7 +7,6 @@ import { EmptyState, Loading } from '../../components/Feedback'
 import { LazyPart, retryableLazy } from '../../components/LazyPart'
 import { icons } from '../../components/icons'
 import { useNow } from '../../lib/use-now'
-import { FileLines } from './FileLines'
 import { MarkdownView } from './MarkdownView'
 import { baseName, formatSize, isMarkdown } from './tree-model'
 import { keepLineEnds } from '../../lib/line-ends'
@@ -16,6 +15,12 @@ import { holdsHidden } from '../../lib/reveal-hidden'
 // Blame is asked for, not shown at start: its code loads the first time a file's blame opens.
 const LoadedBlame = retryableLazy(() =>
   import('../../components/BlameView').then((module) => ({ default: module.LoadedBlame })),
+)
+
+// The line view (windowing, copy and find over the whole file) loads the first time a text file
+// opens, not with the first screen.
+const FileLines = retryableLazy(() =>
+  import('./FileLines').then((module) => ({ default: module.FileLines })),
 )
 
 export interface FileActions {
@@ -346,20 +351,22 @@ function FileContent(props: {
     )
   }
   return (
-    <FileLines
-      // Another file starts at its top, with Find closed.
-      key={file.path}
-      text={file.text}
-      name={name}
-      highlightLine={props.highlightLine}
-      note={
-        namedAsImage && (
-          <p className="hint mem-file-note">
-            This file is named like an image, but it holds text: shown as text.
-          </p>
-        )
-      }
-    />
+    <LazyPart fallback={<Loading active label="Opening file…" />}>
+      <FileLines
+        // Another file starts at its top, with Find closed.
+        key={file.path}
+        text={file.text}
+        name={name}
+        highlightLine={props.highlightLine}
+        note={
+          namedAsImage && (
+            <p className="hint mem-file-note">
+              This file is named like an image, but it holds text: shown as text.
+            </p>
+          )
+        }
+      />
+    </LazyPart>
   )
 }
 
