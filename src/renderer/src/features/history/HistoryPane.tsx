@@ -21,7 +21,7 @@ export function HistoryPane() {
   const history = useHistory(navigation.historyTarget)
   // In a short window the timeline starts smaller, so a change's own restore actions show
   // without scrolling the detail below it (dragging the splitter still sets any share).
-  const [split, setSplit] = useState(() => (window.innerHeight < SHORT_WINDOW ? 24 : 40))
+  const [split, setSplit] = useState(() => (window.innerHeight < SHORT_WINDOW ? 35 : 40))
   const now = useNow()
   const { openFullHistory, openConversation } = navigation
 

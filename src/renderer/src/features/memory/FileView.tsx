@@ -1,22 +1,26 @@
-import { useEffect, useRef, useState, type KeyboardEvent } from 'react'
+import { useEffect, useState, type KeyboardEvent } from 'react'
 import type { FileUse, MemoryEntry, MemoryFile } from '../../../../shared/types'
 import { relativeTime, visibleName } from '../../lib/format'
 import { Banner } from '../../components/Banner'
 import type { BlameActions } from '../../components/BlameView'
 import { EmptyState, Loading } from '../../components/Feedback'
 import { LazyPart, retryableLazy } from '../../components/LazyPart'
-import { MoreRows } from '../../components/MoreRows'
 import { icons } from '../../components/icons'
 import { useNow } from '../../lib/use-now'
 import { MarkdownView } from './MarkdownView'
 import { baseName, formatSize, isMarkdown } from './tree-model'
 import { keepLineEnds } from '../../lib/line-ends'
 import { holdsHidden } from '../../lib/reveal-hidden'
-import { Revealed } from '../../components/Revealed'
 
 // Blame is asked for, not shown at start: its code loads the first time a file's blame opens.
 const LoadedBlame = retryableLazy(() =>
   import('../../components/BlameView').then((module) => ({ default: module.LoadedBlame })),
+)
+
+// The line view (windowing, copy and find over the whole file) loads the first time a text file
+// opens, not with the first screen.
+const FileLines = retryableLazy(() =>
+  import('./FileLines').then((module) => ({ default: module.FileLines })),
 )
 
 export interface FileActions {
@@ -305,12 +309,6 @@ function FileUseLine({ use, now }: { readonly use: FileUse; readonly now: number
   )
 }
 
-/**
- * Lines drawn at first (and added per "Show more"): a file of several MB is some hundred
- * thousand lines, each a row of three elements, and drawing them all would stall the window.
- */
-export const FILE_LINES_SHOWN = 10_000
-
 function FileContent(props: {
   readonly file: MemoryFile
   readonly rendered: boolean
@@ -318,16 +316,6 @@ function FileContent(props: {
 }) {
   const { file } = props
   const name = visibleName(baseName(file.path))
-  const highlighted = useRef<HTMLDivElement>(null)
-  const [limit, setLimit] = useState({ path: file.path, lines: FILE_LINES_SHOWN })
-  // Another file starts at the first lines again; a search hit further down is drawn with them.
-  const drawn = Math.max(
-    limit.path === file.path ? limit.lines : FILE_LINES_SHOWN,
-    props.highlightLine ?? 0,
-  )
-  useEffect(() => {
-    highlighted.current?.scrollIntoView({ block: 'center' })
-  }, [props.highlightLine, file])
 
   if (file.kind === 'image' && file.data && file.mediaType) {
     return (
@@ -362,39 +350,23 @@ function FileContent(props: {
       </div>
     )
   }
-  const lines = file.text.split('\n')
-  if (lines.length > 1 && lines.at(-1) === '') lines.pop()
   return (
-    <div className="mem-code" role="region" aria-label={`Content of ${name}`} tabIndex={0}>
-      {namedAsImage && (
-        <p className="hint mem-file-note">
-          This file is named like an image, but it holds text: shown as text.
-        </p>
-      )}
-      {file.text === '' && <p className="hint mem-file-note">This file is empty.</p>}
-      {file.text !== '' &&
-        lines.slice(0, drawn).map((line, index) => (
-          <div
-            key={index}
-            ref={props.highlightLine === index + 1 ? highlighted : undefined}
-            className={`mem-code-line${props.highlightLine === index + 1 ? ' mem-code-hit' : ''}`}
-          >
-            <span className="mem-gutter" aria-hidden="true">
-              {index + 1}
-            </span>
-            <span className="mem-code-text">
-              {line === '' ? '\u200b' : <Revealed text={line} />}
-            </span>
-          </div>
-        ))}
-      <MoreRows
-        shown={drawn}
-        all={lines.length}
-        step={FILE_LINES_SHOWN}
-        onMore={() => setLimit({ path: file.path, lines: drawn + FILE_LINES_SHOWN })}
-        className="mem-code-more"
+    <LazyPart fallback={<Loading active label="Opening file…" />}>
+      <FileLines
+        // Another file starts at its top, with Find closed.
+        key={file.path}
+        text={file.text}
+        name={name}
+        highlightLine={props.highlightLine}
+        note={
+          namedAsImage && (
+            <p className="hint mem-file-note">
+              This file is named like an image, but it holds text: shown as text.
+            </p>
+          )
+        }
       />
-    </div>
+    </LazyPart>
   )
 }
 
