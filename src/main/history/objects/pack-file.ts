@@ -13,6 +13,7 @@ import { closeQuietly, disk, OPEN } from '../../lib/disk'
 import { createHash } from 'node:crypto'
 import { inflateSync, constants as zlibConstants } from 'node:zlib'
 import { ByteLru } from './byte-lru'
+import { crc32 } from './crc32'
 import { applyDelta } from './delta'
 import type { IndexedPack } from './pack-index'
 
@@ -66,6 +67,18 @@ interface Header {
 
 let nextPackId = 0
 
+/** Objects stored whole below this size are not checked by CRC-32 (`readChecked`). */
+const CHECK_FROM = 1024
+
+/** Most offsets `PackFile` remembers as vouched for (past it, it starts again). */
+const MAX_VOUCHED = 1 << 16
+
+/**
+ * Where the record starting at a pack offset ends and the CRC-32 its index holds for it
+ * (`PackIndex.recordAt`); null when the index lists no object starting there.
+ */
+export type RecordStarts = (offset: number) => { readonly crc: number; readonly end: number } | null
+
 export class PackFile {
   readonly id = nextPackId++
   private closed = false
@@ -81,6 +94,13 @@ export class PackFile {
   private windowLength = 0
   /** Where `header` reads an entry's header (its bytes are parsed, never kept). */
   private readonly head = Buffer.alloc(32)
+  /**
+   * Offsets whose object in the cache was built from records each checked against its
+   * CRC-32 (`readChecked`); what the cache holds from a build that was not checked is not.
+   */
+  private readonly vouched = new Set<number>()
+  /** Where `recordSound` reads a small record. */
+  private small: Buffer | null = null
 
   private constructor(
     readonly file: string,
@@ -134,31 +154,56 @@ export class PackFile {
    * (in this pack, another pack or a loose object).
    */
   read(offset: number, resolveRef: (oid: Buffer) => RawObject): RawObject {
+    return this.readChecked(offset, resolveRef, null).object
+  }
+
+  /**
+   * `read`, and with `records` (the pack index's `recordAt`), whether every record the object
+   * is built from was checked against the CRC-32 its index holds (`vouched`): each record
+   * inflated now (the whole entry at the chain's foot and each delta above it, headers and
+   * base offsets included) and, for a chain built on an object kept from an earlier read,
+   * that object's own records then. Such an object is what git wrote under that name: a
+   * record's bytes are what the index was written for, and building from them gives the same
+   * object each time. A chain through a REF_DELTA, or a record whose start the index does not
+   * list, is not vouched for (the caller hashes it).
+   */
+  readChecked(
+    offset: number,
+    resolveRef: (oid: Buffer) => RawObject,
+    records: RecordStarts | null,
+  ): { readonly object: RawObject; readonly vouched: boolean } {
     const cached = this.cache.get(this.id, offset)
-    if (cached) return cached
+    if (cached) return { object: cached, vouched: records !== null && this.vouched.has(offset) }
     // Walk down to an object that is whole (or cached), then build back up.
     const chain: Array<{ offset: number; header: Header }> = []
     let at = offset
     let base: RawObject
+    let sound = records !== null
     for (;;) {
       const hit = chain.length > 0 ? this.cache.get(this.id, at) : undefined
       if (hit) {
         base = hit
+        sound &&= this.vouched.has(at)
         break
       }
       const header = this.header(at)
       if (header.code === OFS_DELTA) {
         chain.push({ offset: at, header })
+        sound &&= this.recordSound(at, records)
         at = header.baseOffset as number
       } else if (header.code === REF_DELTA) {
         chain.push({ offset: at, header })
         base = resolveRef(header.baseOid as Buffer)
+        sound = false
         break
       } else {
         const type = KINDS[header.code]
         if (!type) throw new PackError(`unknown object type ${header.code}`)
+        // An object stored whole and small is hashed as soon as checked (about a microsecond).
+        if (chain.length === 0 && header.size < CHECK_FROM) sound = false
+        sound &&= this.recordSound(at, records)
         base = { type, content: this.inflate(header) }
-        if (chain.length > 0) this.cache.set(this.id, at, base)
+        if (chain.length > 0) this.keep(at, base, sound)
         break
       }
       if (chain.length > MAX_CHAIN) throw new PackError('delta chain too long (a cycle?)')
@@ -168,9 +213,9 @@ export class PackFile {
       const link = chain[i] as { offset: number; header: Header }
       const delta = this.inflate(link.header)
       current = { type: current.type, content: applyDelta(current.content, delta) }
-      this.cache.set(this.id, link.offset, current)
+      this.keep(link.offset, current, sound)
     }
-    return current
+    return { object: current, vouched: sound }
   }
 
   /** Where the entries end (the trailer's offset). */
@@ -285,9 +330,36 @@ export class PackFile {
     if (this.closed) return
     this.closed = true
     this.cache.forget(this.id)
+    this.vouched.clear()
     // Only ever read: a close that fails releases the descriptor all the same, and must not
     // stop a refresh or a retire half way (the pack list kept naming closed packs).
     closeQuietly(this.fd)
+  }
+
+  /** Puts a built object in the cache, noting whether its records were all checked. */
+  private keep(offset: number, object: RawObject, vouched: boolean): void {
+    this.cache.set(this.id, offset, object)
+    if (!vouched) this.vouched.delete(offset)
+    else {
+      if (this.vouched.size >= MAX_VOUCHED) this.vouched.clear()
+      this.vouched.add(offset)
+    }
+  }
+
+  /** True when the record at `offset` is whole as stored: its bytes match its CRC-32. */
+  private recordSound(offset: number, records: RecordStarts | null): boolean {
+    const record = records?.(offset) ?? null
+    if (!record || !(record.end > offset) || record.end > this.end) return false
+    const length = record.end - offset
+    const bytes = length <= WINDOW / 8 ? this.scratch(length) : Buffer.allocUnsafe(length)
+    this.readExactly(bytes, length, offset)
+    return crc32(bytes.subarray(0, length)) === record.crc
+  }
+
+  /** A buffer of at least `length` bytes for a small record's check, reused. */
+  private scratch(length: number): Buffer {
+    if (!this.small || this.small.length < length) this.small = Buffer.allocUnsafe(WINDOW / 8)
+    return this.small
   }
 
   private header(offset: number): Header {

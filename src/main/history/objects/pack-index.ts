@@ -34,6 +34,8 @@ const NAME_READ_BYTES = 16 * 1024
 const BATCH_READ_BYTES = 64 * 1024
 /** Larger indexes are not read whole by `crcAndOffsets` (8 bytes an object). */
 const MAX_WHOLE_TABLES = 1 << 22
+/** `recordAt`'s keys: a record's start times this, plus its sorted position. */
+const POSITIONS = MAX_WHOLE_TABLES
 
 /** Thrown for an index that is not one git could have written. */
 export class PackIndexError extends Error {}
@@ -112,6 +114,12 @@ export class PackIndex {
   private packIdHex: string | null = null
   /** Where `crcAndOffsetAt` reads an entry. */
   private readonly word = Buffer.alloc(4)
+  /** Record starts in pack order with their CRC-32s, and the CRC-32s by position (`recordAt`). */
+  private reverse: {
+    readonly starts: Uint32Array
+    readonly crcs: Uint32Array
+    readonly byPosition: Uint32Array
+  } | null = null
 
   private constructor(
     readonly file: string,
@@ -292,6 +300,66 @@ export class PackIndex {
   }
 
   /**
+   * The record starting at pack offset `offset`: its sorted position's CRC-32 and where it
+   * ends (the next record's start, or `entriesEnd`). Null when no object starts there or the
+   * index has no CRC-32s (`hasCrcTables`). The first call reads both tables and sorts the
+   * starts (a reverse index, as git's `.rev`): count x 16 bytes held, about 1 ms per 10,000
+   * objects, so it is asked for only once reading whole has cost more (object-database.ts).
+   */
+  recordAt(
+    offset: number,
+    entriesEnd: number,
+  ): { readonly crc: number; readonly end: number } | null {
+    if (!this.reverse) {
+      const tables = this.crcAndOffsets()
+      if (!tables) return null
+      // offset x 2^22 + position: offsets are below 2^31 (no 64-bit ones), positions below
+      // 2^22 (MAX_WHOLE_TABLES), so each key is exact and sorts by offset.
+      const keys = new Float64Array(this.count)
+      for (let i = 0; i < this.count; i++) {
+        const start = tables.offsets[i] as number
+        // A high bit set names a 64-bit offset, which an index with CRC tables has none of.
+        if (start >= 0x80000000) return null
+        keys[i] = start * POSITIONS + i
+      }
+      keys.sort()
+      const starts = new Uint32Array(this.count)
+      const crcs = new Uint32Array(this.count)
+      for (let i = 0; i < this.count; i++) {
+        const start = Math.floor((keys[i] as number) / POSITIONS)
+        starts[i] = start
+        crcs[i] = tables.crcs[(keys[i] as number) - start * POSITIONS] as number
+      }
+      this.reverse = { starts, crcs, byPosition: tables.crcs }
+    }
+    const { starts, crcs } = this.reverse
+    // The first record starting at or past `offset`. Two names listing one start (a damaged
+    // index) leave the first with no bytes of its own (its end is its start): never sound.
+    let low = 0
+    let high = starts.length
+    while (low < high) {
+      const mid = (low + high) >>> 1
+      if ((starts[mid] as number) < offset) low = mid + 1
+      else high = mid
+    }
+    if (low < starts.length && starts[low] === offset) {
+      const end = low + 1 < starts.length ? (starts[low + 1] as number) : entriesEnd
+      return { crc: crcs[low] as number, end }
+    }
+    return null
+  }
+
+  /** The CRC-32 this index holds for sorted `position`, once `recordAt` has read them; else null. */
+  crcAt(position: number): number | null {
+    return this.reverse?.byPosition[position] ?? null
+  }
+
+  /** True once `recordAt` has built its reverse index (what it costs is then paid). */
+  hasRecordStarts(): boolean {
+    return this.reverse !== null
+  }
+
+  /**
    * The pack's checksum this index was written for, in hex: what names the pack's content
    * (its SHA-1 over every byte), checked against the pack's own when the two were opened.
    */
@@ -310,6 +378,7 @@ export class PackIndex {
   close(): void {
     if (this.closed) return
     this.closed = true
+    this.reverse = null
     slices.deletePrefix(this.id)
     // Only ever read: see `PackFile.close`.
     closeQuietly(this.fd)

@@ -1,18 +1,10 @@
-import {
-  chmodSync,
-  closeSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { gitIn } from '../test-helpers'
+import { flipByte, listPack } from './test-support'
 import { ObjectDatabase } from './object-database'
 import type { PackedExtent } from './packed-crc'
 import { PackIndex } from './pack-index'
@@ -25,41 +17,6 @@ let work: string
 let gitdir: string
 
 const git = (...args: string[]): string => gitIn(work, ...args)
-
-interface Record {
-  readonly oid: string
-  readonly type: string
-  readonly inPack: number
-  readonly offset: number
-  readonly delta: boolean
-}
-
-/** Every object of the one pack, as git's verify-pack lists it. */
-function records(): { pack: string; records: Record[] } {
-  const packDir = path.join(gitdir, 'objects', 'pack')
-  const idx = readdirSync(packDir).find((name) => name.endsWith('.idx'))!
-  const listed = git('verify-pack', '-v', path.join(packDir, idx))
-    .split('\n')
-    .filter((line) => /^[0-9a-f]{40} /.test(line))
-    .map((line) => {
-      const [oid, type, , inPack, offset, depth] = line.split(/\s+/) as string[]
-      return { oid, type, inPack: Number(inPack), offset: Number(offset), delta: !!depth }
-    }) as Record[]
-  return { pack: path.join(packDir, idx.replace(/\.idx$/, '.pack')), records: listed }
-}
-
-function flipByte(file: string, at: number): void {
-  chmodSync(file, 0o644)
-  const fd = openSync(file, 'r+')
-  try {
-    const byte = Buffer.alloc(1)
-    readSync(fd, byte, 0, 1, at)
-    byte[0] = byte[0]! ^ 0x40
-    writeSync(fd, byte, 0, 1, at)
-  } finally {
-    closeSync(fd)
-  }
-}
 
 beforeEach(async () => {
   work = await mkdtemp(path.join(os.tmpdir(), 'cairn-crc-'))
@@ -81,7 +38,7 @@ afterEach(() => rm(work, { recursive: true, force: true, maxRetries: 10 }))
 
 describe('packed records checked by their CRC-32', () => {
   it('vouches for each whole record, leaves each delta to a full read, and skips what no pack holds', () => {
-    const { records: all } = records()
+    const { records: all } = listPack(work, gitdir)
     expect(all.some((record) => record.delta)).toBe(true)
     const db = new ObjectDatabase(gitdir)
     const missing = '0'.repeat(40)
@@ -94,7 +51,7 @@ describe('packed records checked by their CRC-32', () => {
   })
 
   it('finds one flipped byte in a whole tree record, and in the last record before the trailer', () => {
-    const { pack, records: all } = records()
+    const { pack, records: all } = listPack(work, gitdir)
     const trees = all.filter((record) => record.type === 'tree' && !record.delta)
     const last = all.reduce((a, b) => (b.offset > a.offset ? b : a))
     expect(last.delta).toBe(false)
@@ -114,7 +71,7 @@ describe('packed records checked by their CRC-32', () => {
   })
 
   it('takes where records end from an earlier check of the same pack, with the same answers', () => {
-    const { pack, records: all } = records()
+    const { pack, records: all } = listPack(work, gitdir)
     const oids = all.map((record) => record.oid)
     // The first check works out where each record ends; git says where each lies.
     const first = new ObjectDatabase(gitdir)
