@@ -490,6 +490,9 @@ export function retryAfterSeconds(headers: Headers | undefined, now = Date.now()
   if (!value) return null
   const seconds = plainNumber(value)
   if (seconds !== null) return Math.ceil(seconds)
+  // A date names its month or day, or is ISO with its `T`: `Date.parse` also reads bare
+  // numbers as years ("-3600" as the year 3600, a wait of 1,600 years; "-2030" as 2030).
+  if (!/[a-z]/i.test(value)) return null
   const date = Date.parse(value)
   return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - now) / 1000))
 }
