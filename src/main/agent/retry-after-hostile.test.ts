@@ -28,6 +28,20 @@ describe('a 429 with a hostile retry-after', () => {
     expect(told({ 'retry-after-ms': '1e9' })).toBe(`${LIMIT} Wait a moment.`)
   })
 
+  it('reads no negative number as a date (V8 reads "-3600" as the year 3600)', () => {
+    const now = Date.parse('2026-12-05T22:00:00Z')
+    const numbers = ['-3600', '-2030', '-10000', '-60', '1.5.', '5, 6']
+    for (const value of [...numbers, 'in 3600', '-3600Z', '-9999 GMT', '+275760']) {
+      expect(retryAfterSeconds(new Headers({ 'retry-after': value }), now), value).toBeNull()
+      expect(told({ 'retry-after': value }), value).toBe(`${LIMIT} Wait a moment.`)
+    }
+    // A real HTTP date still counts, past (no wait) or future.
+    const date = (value: string) => retryAfterSeconds(new Headers({ 'retry-after': value }), now)
+    expect(date('Sat, 05 Dec 2026 22:02:00 GMT')).toBe(120)
+    expect(date('Sat, 05 Dec 2026 21:00:00 GMT')).toBe(0)
+    expect(date('Saturday, 05-Dec-26 22:00:30 GMT')).toBe(30)
+  })
+
   it('reads an ISO date as the date it is, not its year as seconds', () => {
     const now = Date.parse('2026-12-05T22:00:00Z')
     const headers = new Headers({ 'retry-after': '2026-12-05T22:00:45Z' })

@@ -490,9 +490,18 @@ export function retryAfterSeconds(headers: Headers | undefined, now = Date.now()
   if (!value) return null
   const seconds = plainNumber(value)
   if (seconds !== null) return Math.ceil(seconds)
+  // An HTTP date starts with its day's name (all three forms HTTP allows), an ISO one with its
+  // year-month-day: `Date.parse` also reads a number in other text as a year ("-3600" as the
+  // year 3600, a wait of 1,600 years; "-2030", "in 3600", "-9999 GMT").
+  if (!HTTP_OR_ISO_DATE.test(value)) return null
   const date = Date.parse(value)
   return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - now) / 1000))
 }
+
+// The start of an HTTP date (`Sun, 06 Nov 1994 …`, `Sunday, 06-Nov-94 …`, `Sun Nov  6 …`) or
+// of an ISO one (`2026-12-05T22:00:45Z`).
+const HTTP_OR_ISO_DATE =
+  /^\s*(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,?\s|\d{4}-\d{2}-\d{2}(?:[T\s]|$))/i
 
 // Digits, a fraction allowed, and a number JavaScript holds: `parseFloat` read a date such as
 // "2026-12-05T22:00:00Z" as 2026 seconds, and "1e300" or 400 nines as a wait of that length.

@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { MAX_VIEW_CHARS, wholeViewSize } from './format'
 import { makeSandbox, text, type Sandbox } from './test-support'
 
 // hunt13-tool D5: a file that starts with a UTF-8 byte order mark (as Notepad writes it). The
@@ -23,6 +24,21 @@ describe('a file with a byte order mark (hunt13-tool D5)', () => {
     await box.write('plain.md', 'hello\nworld\n')
     const plain = text(await box.run({ command: 'view', path: '/memories/plain.md' }))
     expect(viewed).toBe(plain.replace('/memories/plain.md', '/memories/b.md'))
+  })
+
+  it("the meter's word on one view agrees with view at the cap, the mark not counted", async () => {
+    // The hygiene meter reads the file with its mark; view shows it without. A file whose view
+    // is exactly 16,000 characters is whole, and one more character is cut.
+    const header = "Here's the content of /memories/b.md with line numbers:"
+    for (const extra of [0, 1]) {
+      const body = 'x'.repeat(MAX_VIEW_CHARS - header.length - '\n     1\t'.length + extra)
+      await box.write('b.md', Buffer.from(`${BOM}${body}\n`))
+      const viewed = text(await box.run({ command: 'view', path: '/memories/b.md' }))
+      const whole = viewed === `${header}\n     1\t${body}`
+      expect(whole).toBe(extra === 0)
+      const measured = wholeViewSize('/memories/b.md', `${BOM}${body}\n`)
+      expect(measured).toEqual({ chars: MAX_VIEW_CHARS + extra, fits: whole })
+    }
   })
 
   it('insert at line 0 goes after the mark, which stays first', async () => {

@@ -138,7 +138,8 @@ export function wholeViewSize(
   text: string,
 ): { readonly chars: number; readonly fits: boolean } {
   const header = fileHeader(virtualPath)
-  const { lines } = splitLines(text)
+  // `view` shows a file without its byte order mark (as Notepad writes it): nor is it counted.
+  const { lines } = splitLines(text.startsWith('\uFEFF') ? text.slice(1) : text)
   let used = 0
   for (let i = 0; i < lines.length; i++) {
     // As `numberLine(i + 1, line)` plus its newline, without building the string.
@@ -146,7 +147,8 @@ export function wholeViewSize(
   }
   // The reply is the header and each numbered line after a newline: as `formatFileView`, whole
   // when that is within the cap.
-  return { chars: header.length + 1 + used, fits: header.length + used <= MAX_VIEW_CHARS }
+  const chars = header.length + used
+  return { chars, fits: chars <= MAX_VIEW_CHARS }
 }
 
 interface Rest {

@@ -62,6 +62,13 @@ describe('tree model', () => {
       '1.4 KB',
       '2.0 MB',
     ])
+    // 1,048,525 to 1,048,575 bytes (within the 1 MiB a file may hold) round to 1024.0 KB.
+    expect([1048524, 1048525, 1048575, 1048576].map(formatSize)).toEqual([
+      '1023.9 KB',
+      '1.0 MB',
+      '1.0 MB',
+      '1.0 MB',
+    ])
   })
 })
 

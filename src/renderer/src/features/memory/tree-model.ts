@@ -72,7 +72,9 @@ export function visibleRows(
 /** Sizes as file managers show them: `512 B`, `1.4 KB`, `2.0 MB`. */
 export function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`
+  // A size that rounds to 1024.0 KB is 1.0 MB, as the Memory tool's listing says it.
+  const kb = (bytes / 1024).toFixed(1)
+  if (Number(kb) < 1024) return `${kb} KB`
   return `${(bytes / (1024 * 1024)).toFixed(1)} MB`
 }
 
