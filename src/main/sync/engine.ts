@@ -275,8 +275,10 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
           }
           throw error
         })
-      // Taken in (or a question about them asked); a version lacking objects is fetched again.
-      judged ||= step.kind !== 'incomplete'
+      // Taken in. A version lacking objects is fetched again; a question (an unrelated or
+      // rewritten history) was asked before their content was read, and the answer's sync judges
+      // them: released here, its fetch brought nothing, and a refusal then removed nothing.
+      judged ||= step.kind === 'ready'
     } finally {
       // Maintenance may fold them now: taken in, or removed as refused (see `fetchFs`). A
       // `.keep` left (a disk that fails the unlink) is judged again by the next sync, as is one

@@ -157,4 +157,37 @@ describe('importing a bundle a hostile client crafted', () => {
     await expect(stat(path.join(m.dir, 'escape.md'))).rejects.toThrow()
     m.git('fsck', '--strict', '--no-dangling')
   }, 60_000)
+
+  it('(a folder with no name at the top, which git calls damage) leaves it out, named', async () => {
+    const { m, host } = await machine('laptop')
+    await m.write('me.md', 'Name: Sam\n')
+    const before = m.git('rev-parse', 'main').trim()
+    const gitdir = path.join(scratch, 'empty-name.git')
+    execFileSync('git', ['init', '--quiet', '--bare', '--initial-branch=main', gitdir])
+    const blob = otherClient(gitdir, 'under no name\n', 'hash-object', '-w', '--stdin')
+    const inner = otherClient(gitdir, `100644 blob ${blob}\tinner.md\n`, 'mktree')
+    const plain = otherClient(gitdir, 'a plain note\n', 'hash-object', '-w', '--stdin')
+    const entry = (mode: string, name: string, oid: string) =>
+      Buffer.concat([Buffer.from(`${mode} ${name}\0`), Buffer.from(oid, 'hex')])
+    const tree = otherClient(
+      gitdir,
+      Buffer.concat([entry('40000', '', inner), entry('100644', 'plain.md', plain)]),
+      ...['hash-object', '-t', 'tree', '--literally', '-w', '--stdin'],
+    )
+    const commit = otherClient(gitdir, null, 'commit-tree', tree, '-m', 'no name')
+    otherClient(gitdir, null, 'update-ref', 'refs/heads/main', commit)
+    // A repository, not a bundle: git's pack-objects refuses to pack such a tree.
+    host.answer(gitdir)
+    const result = await m.call('sync:import', { kind: 'repository' })
+    expect(result.commit).toMatchObject({ actor: 'user', command: 'import' })
+    expect(result.skipped).toEqual([{ path: '(no name)', reason: 'not a valid file name' }])
+    expect(Object.fromEntries(await m.files())).toEqual({
+      'me.md': 'Name: Sam\n',
+      'plain.md': 'a plain note\n',
+    })
+    m.git('merge-base', '--is-ancestor', before, 'main')
+    // Before, the folder was copied with its empty name (its files' paths, `inner.md`, passed
+    // every check), and git fsck --strict found memory's repository damaged.
+    m.git('fsck', '--strict', '--no-dangling')
+  }, 60_000)
 })

@@ -59,13 +59,16 @@ export async function importHistory(
     const kept: RawTreeEntry[] = []
     const names = new Set<string>()
     for (const entry of foreignListing(Buffer.from(object as Uint8Array))) {
-      const path = prefix ? `${prefix}/${entry.path}` : entry.path
+      // An empty name is shown as such: as a path, it was nothing at all.
+      const shown = entry.path === '' ? '(no name)' : entry.path
+      const path = prefix ? `${prefix}/${shown}` : shown
       // A name holding `/` would pass the checks of each of its parts and be damage in
-      // memory's repository; every other name (`.git`, `..`) is judged with its files' paths.
+      // memory's repository, as would an empty one (a top folder's files' paths lost it);
+      // every other name (`.git`, `..`) is judged with its files' paths.
       const problem =
         entry.name === null
           ? 'a file name that is not UTF-8'
-          : entry.name.includes('/')
+          : entry.name.includes('/') || entry.name === ''
             ? 'not a valid file name'
             : null
       if (problem) {

@@ -108,4 +108,37 @@ describe('a fetched pack’s sizes', () => {
     const liar = pack(header(3, 10), deflateSync(Buffer.alloc(1024 * 1024)))
     expect(packSizeProblem(liar, CAP)).toEqual({ kind: 'unreadable' })
   })
+
+  it('refuses a size written longer than git writes it (padded), in a header or a delta', () => {
+    // Size 10, then eight more bytes of nothing: isomorphic-git's indexer reads it as 10 (its
+    // shifts wrap at 32 bits) and inflated all 1 MiB before finding it wrong; this check gave
+    // up on it (null), so a file of some GB packed small passed.
+    const padded = Buffer.concat([
+      Buffer.from([(3 << 4) | 10 | 0x80]),
+      Buffer.alloc(8, 0x80),
+      Buffer.from([0]),
+    ])
+    const liar = pack(padded, deflateSync(Buffer.alloc(1024 * 1024)))
+    expect(packSizeProblem(liar, CAP)).toEqual({ kind: 'unreadable' })
+    // The same header written as git writes it is refused as before.
+    expect(
+      packSizeProblem(pack(header(3, 10), deflateSync(Buffer.alloc(1024 * 1024))), CAP),
+    ).toEqual({ kind: 'unreadable' })
+    // A delta whose result size is padded past 64 bits.
+    const base = Buffer.from('base\n')
+    const delta = Buffer.concat([
+      varint(base.length),
+      Buffer.alloc(9, 0x80),
+      Buffer.from([1]),
+      Buffer.from([0x91, 0, 5]),
+    ])
+    const padDelta = pack(
+      header(3, base.length),
+      deflateSync(base),
+      header(6, delta.length),
+      Buffer.from([12]),
+      deflateSync(delta),
+    )
+    expect(packSizeProblem(padDelta, CAP)).toEqual({ kind: 'unreadable' })
+  })
 })

@@ -21,7 +21,8 @@ const REF_DELTA = 7
 /**
  * The first object of `pack` whose size is over `cap` (a whole object, or a delta's result),
  * or one that inflates past the size its header gives. Inflates each object once, never past
- * that size; a pack it cannot walk (cut short) is left to the indexer, which says so.
+ * that size; a pack it cannot walk (cut short) is left to the indexer, which says so. A size
+ * longer than git ever writes is refused as unreadable.
  */
 export function packSizeProblem(pack: Uint8Array, cap: number): PackSizeProblem {
   const bytes = Buffer.from(pack.buffer, pack.byteOffset, pack.byteLength)
@@ -35,7 +36,10 @@ export function packSizeProblem(pack: Uint8Array, cap: number): PackSizeProblem 
     let size = byte & 15
     let shift = 4
     while (byte & 0x80) {
-      if (at >= bytes.length || shift > 49) return null
+      if (at >= bytes.length) return null
+      // Longer than any size git writes (53 bits): the indexer reads it 32 bits at a time
+      // (`<<` wraps), so a padded header passed here while it inflated the data whole.
+      if (shift > 49) return { kind: 'unreadable' }
       byte = bytes[at++] as number
       size += (byte & 0x7f) * 2 ** shift
       shift += 7
@@ -72,7 +76,9 @@ export function packSizeProblem(pack: Uint8Array, cap: number): PackSizeProblem 
         let step = 0
         let b: number
         do {
-          if (pos >= data.length || step > 49) return null
+          if (pos >= data.length) return null
+          // As the header's: the indexer would read a padded one as another size.
+          if (step > 49) return { kind: 'unreadable' }
           b = data[pos++] as number
           value += (b & 0x7f) * 2 ** step
           step += 7

@@ -255,3 +255,27 @@ it('sets the tracking ref back when stopped between the fetch and the refusal; t
     await rm(dataDir, { recursive: true, force: true, maxRetries: 10 })
   }
 }, 120_000)
+
+it('removes what a fetch brought when the sync asked first (an unrelated history) and the answer found it refused', async () => {
+  const { repo, laptop } = await sync.alone('unjudged-question')
+  const head = laptop.git('rev-parse', 'main').trim()
+  // The remote now holds an unrelated history Cairn refuses once it reads its files (a link),
+  // though the question about it reads only its listing.
+  const remote = sync.server.gitdir(repo)
+  const target = git(remote, '../outside asked\n', 'hash-object', '-w', '--stdin')
+  const note = git(remote, 'theirs asked\n', 'hash-object', '-w', '--stdin')
+  const tree = git(remote, `120000 blob ${target}\tlink.md\n100644 blob ${note}\tn.md\n`, 'mktree')
+  const lone = git(remote, null, 'commit-tree', tree, '-m', 'unrelated, with a link')
+  git(remote, null, 'update-ref', 'refs/heads/main', lone)
+  const refused = [lone, tree, target, note]
+  const asked = await laptop.sync()
+  expect(asked.error?.code).toBe('sync-join-needed')
+  // The question is asked before the content is judged: the fetch's packs wait, unjudged.
+  for (const oid of refused) expect(has(laptop, oid), oid).toBe(true)
+
+  const answered = await laptop.call('sync:join', { choice: 'merge' })
+  expect(answered.error?.code).toBe('sync-unsafe-content')
+  // Before, the question released the packs as judged, the answer's fetch brought nothing
+  // (the tracking ref named the commit), and the refused objects stayed for good.
+  expectRemoved(laptop, refused, head)
+}, 120_000)
