@@ -92,18 +92,23 @@ export function createSearcher(
   }
 
   /**
-   * The blobs of the files the commit at `position` changed. A commit with one parent whose
-   * record is kept is answered from its id and file ids alone: its entry's details (a read,
-   * a checksum and a parse each, for every commit of every search) are read for a hit only.
-   * Anything else (a merge, a commit not recorded yet) goes through its whole entry.
+   * The blobs of the files the commit at `position` changed. A commit with one parent in the
+   * index is answered from its id, its parent's and its file ids alone: its entry's details (a
+   * read, a checksum and a parse each, for every commit of every search, and for the first
+   * search its record besides) are read for a hit only. Anything else (a merge, a first commit,
+   * one whose parent is beyond the index) goes through its whole entry.
    */
   function changesAt(
     position: number,
   ): Promise<ReadonlyArray<FileBlobs>> | ReadonlyArray<FileBlobs> {
     const index = ancestry.index()
     if (!index.isMergeAt(position)) {
-      const kept = changes.kept(index.oidAt(position), index.filesAt(position))
+      const oid = index.oidAt(position)
+      const files = index.filesAt(position)
+      const kept = changes.kept(oid, files)
       if (kept) return kept
+      const parent = index.parentAt(position)
+      if (parent >= 0) return changes.of({ oid, parent: index.oidAt(parent), files })
     }
     return changes.of(ancestry.entry(position))
   }
