@@ -25,9 +25,13 @@ import { toSummary } from './queries'
 import type { RepoView } from './read'
 import type { SearchQuery } from './types'
 
-/** A file version's text (null: binary or damaged), with its lower case once asked for. */
+/**
+ * A file version's bytes (null: binary or damaged), with its text without case once a search
+ * that ignores case asked for it. A search that minds case counts the bytes themselves, as
+ * `git log -S` does: nothing is decoded.
+ */
 interface Version {
-  readonly text: string | null
+  readonly bytes: Buffer | null
   lower?: string
   readonly damaged?: boolean
 }
@@ -42,7 +46,7 @@ export interface HistorySearcher {
   search(query: SearchQuery): Promise<HistorySearchPage>
 }
 
-/** Most characters of file text kept between searches (the texts searched most recently). */
+/** Most bytes of file text kept between searches (the texts searched most recently). */
 export const SEARCH_TEXT_CACHE = 16_000_000
 
 /**
@@ -57,7 +61,7 @@ export function createSearcher(
   // Occurrences per blob for the text searched last (the next page reuses them).
   let counted: { readonly key: string; readonly counts: Map<string, number> } | null = null
   const texts = new Map<string, Version>()
-  let cachedChars = 0
+  let cachedBytes = 0
 
   async function textOf(blob: string): Promise<Version> {
     const known = texts.get(blob)
@@ -69,18 +73,18 @@ export function createSearcher(
     let entry: Version
     try {
       const bytes = Buffer.from(await repo.store.readBlob(blob))
-      entry = { text: bytes.includes(0) ? null : bytes.toString('utf8') }
+      entry = { bytes: bytes.includes(0) ? null : bytes }
     } catch (error) {
       if (!(error instanceof DamagedHistoryError)) throw error
       // Not kept: a repaired history (sync brings the object back) is read again.
-      return { text: null, damaged: true }
+      return { bytes: null, damaged: true }
     }
     texts.set(blob, entry)
-    cachedChars += entry.text?.length ?? 0
-    while (cachedChars > SEARCH_TEXT_CACHE && texts.size > 1) {
+    cachedBytes += entry.bytes?.length ?? 0
+    while (cachedBytes > SEARCH_TEXT_CACHE && texts.size > 1) {
       const [oldest, value] = texts.entries().next().value as [string, Version]
       texts.delete(oldest)
-      cachedChars -= value.text?.length ?? 0
+      cachedBytes -= value.bytes?.length ?? 0
     }
     return entry
   }
@@ -129,6 +133,10 @@ export function createSearcher(
       }
       const counts = countsFor(query)
       const needle = query.matchCase ? query.text : foldCase(query.text)
+      // The text as UTF-8, for a search that minds case; a text that is not whole Unicode (a
+      // lone surrogate) has no UTF-8 of its own and is looked for in the decoded text.
+      const needleBytes = Buffer.from(needle, 'utf8')
+      const byBytes = query.matchCase && needleBytes.toString('utf8') === needle
       // The count of a version, or DAMAGED when the history's copy of it cannot be read.
       const occurrences = async (blob: string | null): Promise<number> => {
         if (!blob) return 0
@@ -136,10 +144,11 @@ export function createSearcher(
         if (known !== undefined) return known
         const version = await textOf(blob)
         let count = version.damaged ? DAMAGED : 0
-        if (version.text !== null) {
-          if (query.matchCase) count = countText(version.text, needle)
+        if (version.bytes !== null) {
+          if (byBytes) count = countBytes(version.bytes, needleBytes)
+          else if (query.matchCase) count = countText(version.bytes.toString('utf8'), needle)
           else {
-            version.lower ??= foldCase(version.text)
+            version.lower ??= foldCase(version.bytes.toString('utf8'))
             count = countText(version.lower, needle)
           }
         }
@@ -229,6 +238,19 @@ export function foldCase(text: string): string {
     .split(/([\u0130\u03a3])/)
     .map((part, i) => (i % 2 === 0 ? part.toLowerCase() : part === '\u03a3' ? '\u03c3' : part))
     .join('')
+}
+
+/** `countText` over bytes: occurrences of `needle` in `haystack`, not overlapping. */
+function countBytes(haystack: Buffer, needle: Buffer): number {
+  let count = 0
+  for (
+    let at = haystack.indexOf(needle);
+    at >= 0;
+    at = haystack.indexOf(needle, at + needle.length)
+  ) {
+    count++
+  }
+  return count
 }
 
 function countText(haystack: string, needle: string): number {
