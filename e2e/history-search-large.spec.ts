@@ -46,6 +46,12 @@ test('a search of 10,000 commits shows its progress, stops at once, and agrees w
   const detach = await attachCore(page, gated)
   try {
     await page.goto(rendererServer.url)
+    // The app mounts once the core says the memory is open: a key pressed before that would
+    // reach no one (as the harness's own `open` waits).
+    await page.waitForFunction(() => {
+      const root = document.getElementById('root')
+      return root?.firstElementChild != null && root.querySelector('.opening') === null
+    })
     const history = new FullHistoryPage(page)
     await history.openWithKeyboard()
     await expect(history.view).toBeVisible()
