@@ -28,6 +28,9 @@ export interface FileBlobs {
   readonly others?: ReadonlyArray<string | null>
 }
 
+/** What `of` needs of a commit's entry: its id, its parents and the files it changed. */
+export type ChangedFiles = Pick<IndexEntry, 'oid' | 'parent' | 'otherParents' | 'files'>
+
 const OID = /^[0-9a-f]{40}$/
 
 /** Where the records live inside a git directory. */
@@ -37,7 +40,7 @@ export function changeLogOf(gitdir: string): string {
 
 export interface ChangeLog {
   /** The blobs of every file `entry` changed (read from its trees the first time). */
-  of(entry: IndexEntry): Promise<ReadonlyArray<FileBlobs>>
+  of(entry: ChangedFiles): Promise<ReadonlyArray<FileBlobs>>
   /**
    * The record kept for commit `oid`, a commit with one parent that changed `files`, without
    * reading anything: undefined when none is kept for exactly those files (then `of`).

@@ -23,7 +23,7 @@ const work = () => path.join(bed.dataDir, 'memories')
 
 /** Commits `files` (written into the memory folder) with the git CLI as `name`; its id. */
 async function commitWithGit(
-  files: Record<string, string>,
+  files: Record<string, string | Buffer>,
   message: string,
   name = 'Ann Smith',
   email = 'ann@example.com',
@@ -93,6 +93,25 @@ describe('a commit made with git in Cairn’s repository', () => {
     // The author filter finds it alone.
     const others = await bed.memory.log({ offset: 0, limit: 10, actor: 'outside' })
     expect(others.entries.map((entry) => entry.oid)).toEqual([foreign])
+  })
+
+  it('is searched by its bytes, as git log -S does, when a file it wrote is not UTF-8', async () => {
+    await run({ command: 'create', path: '/memories/l.md', file_text: 'caf\u00e9 au lait\n' })
+    await bed.close()
+    // The same word in Latin-1: a byte that UTF-8 has no character for (no NUL: still text).
+    const latin = await commitWithGit(
+      { 'l.md': Buffer.from('caf\xe9 au lait\n', 'latin1') },
+      'Save in Latin-1\n',
+    )
+    await bed.reopen()
+    const pickaxe = (text: string) =>
+      gitCli(bed.dataDir, 'log', `-S${text}`, '--format=%H', 'main').split('\n').filter(Boolean)
+    // Decoded, the lone byte read as U+FFFD and the search found a text git never saw.
+    for (const text of ['\ufffd', 'caf\ufffd', 'caf\u00e9']) {
+      const found = (await searchAll(text)).map((hit) => hit.commit.oid)
+      expect(found, text).toEqual(pickaxe(text))
+    }
+    expect(pickaxe('caf\u00e9')).toContain(latin)
   })
 
   it('cannot pass as Claude by its name, nor claim a restore by a forged trailer', async () => {

@@ -25,9 +25,13 @@ import { toSummary } from './queries'
 import type { RepoView } from './read'
 import type { SearchQuery } from './types'
 
-/** A file version's text (null: damaged), with its lower case once asked for. */
+/**
+ * A file version's bytes (null: damaged), with its text without case once a search that
+ * ignores case asked for it. A search that minds case counts the bytes themselves, as
+ * `git log -S` does: nothing is decoded.
+ */
 interface Version {
-  readonly text: string | null
+  readonly bytes: Buffer | null
   lower?: string
   readonly damaged?: boolean
 }
@@ -42,7 +46,7 @@ export interface HistorySearcher {
   search(query: SearchQuery): Promise<HistorySearchPage>
 }
 
-/** Most characters of file text kept between searches (the texts searched most recently). */
+/** Most bytes of file text kept between searches (the texts searched most recently). */
 export const SEARCH_TEXT_CACHE = 16_000_000
 
 /**
@@ -57,7 +61,7 @@ export function createSearcher(
   // Occurrences per blob for the text searched last (the next page reuses them).
   let counted: { readonly key: string; readonly counts: Map<string, number> } | null = null
   const texts = new Map<string, Version>()
-  let cachedChars = 0
+  let cachedBytes = 0
 
   async function textOf(blob: string): Promise<Version> {
     const known = texts.get(blob)
@@ -71,18 +75,18 @@ export function createSearcher(
       // A version holding a NUL byte is counted too, as `git log -S` counts it: taken as no
       // text, turning a file binary read as removing every text in it, and deleting it later
       // as removing nothing.
-      entry = { text: Buffer.from(await repo.store.readBlob(blob)).toString('utf8') }
+      entry = { bytes: Buffer.from(await repo.store.readBlob(blob)) }
     } catch (error) {
       if (!(error instanceof DamagedHistoryError)) throw error
       // Not kept: a repaired history (sync brings the object back) is read again.
-      return { text: null, damaged: true }
+      return { bytes: null, damaged: true }
     }
     texts.set(blob, entry)
-    cachedChars += entry.text?.length ?? 0
-    while (cachedChars > SEARCH_TEXT_CACHE && texts.size > 1) {
+    cachedBytes += entry.bytes?.length ?? 0
+    while (cachedBytes > SEARCH_TEXT_CACHE && texts.size > 1) {
       const [oldest, value] = texts.entries().next().value as [string, Version]
       texts.delete(oldest)
-      cachedChars -= value.text?.length ?? 0
+      cachedBytes -= value.bytes?.length ?? 0
     }
     return entry
   }
@@ -94,18 +98,23 @@ export function createSearcher(
   }
 
   /**
-   * The blobs of the files the commit at `position` changed. A commit with one parent whose
-   * record is kept is answered from its id and file ids alone: its entry's details (a read,
-   * a checksum and a parse each, for every commit of every search) are read for a hit only.
-   * Anything else (a merge, a commit not recorded yet) goes through its whole entry.
+   * The blobs of the files the commit at `position` changed. A commit with one parent in the
+   * index is answered from its id, its parent's and its file ids alone: its entry's details (a
+   * read, a checksum and a parse each, for every commit of every search, and for the first
+   * search its record besides) are read for a hit only. Anything else (a merge, a first commit,
+   * one whose parent is beyond the index) goes through its whole entry.
    */
   function changesAt(
     position: number,
   ): Promise<ReadonlyArray<FileBlobs>> | ReadonlyArray<FileBlobs> {
     const index = ancestry.index()
     if (!index.isMergeAt(position)) {
-      const kept = changes.kept(index.oidAt(position), index.filesAt(position))
+      const oid = index.oidAt(position)
+      const files = index.filesAt(position)
+      const kept = changes.kept(oid, files)
       if (kept) return kept
+      const parent = index.parentAt(position)
+      if (parent >= 0) return changes.of({ oid, parent: index.oidAt(parent), files })
     }
     return changes.of(ancestry.entry(position))
   }
@@ -126,6 +135,10 @@ export function createSearcher(
       }
       const counts = countsFor(query)
       const needle = query.matchCase ? query.text : foldCase(query.text)
+      // The text as UTF-8, for a search that minds case; a text that is not whole Unicode (a
+      // lone surrogate) has no UTF-8 of its own and is looked for in the decoded text.
+      const needleBytes = Buffer.from(needle, 'utf8')
+      const byBytes = query.matchCase && needleBytes.toString('utf8') === needle
       // The count of a version, or DAMAGED when the history's copy of it cannot be read.
       const occurrences = async (blob: string | null): Promise<number> => {
         if (!blob) return 0
@@ -133,10 +146,11 @@ export function createSearcher(
         if (known !== undefined) return known
         const version = await textOf(blob)
         let count = version.damaged ? DAMAGED : 0
-        if (version.text !== null) {
-          if (query.matchCase) count = countText(version.text, needle)
+        if (version.bytes !== null) {
+          if (byBytes) count = countBytes(version.bytes, needleBytes)
+          else if (query.matchCase) count = countText(version.bytes.toString('utf8'), needle)
           else {
-            version.lower ??= foldCase(version.text)
+            version.lower ??= foldCase(version.bytes.toString('utf8'))
             count = countText(version.lower, needle)
           }
         }
@@ -226,6 +240,19 @@ export function foldCase(text: string): string {
     .split(/([\u0130\u03a3])/)
     .map((part, i) => (i % 2 === 0 ? part.toLowerCase() : part === '\u03a3' ? '\u03c3' : part))
     .join('')
+}
+
+/** `countText` over bytes: occurrences of `needle` in `haystack`, not overlapping. */
+function countBytes(haystack: Buffer, needle: Buffer): number {
+  let count = 0
+  for (
+    let at = haystack.indexOf(needle);
+    at >= 0;
+    at = haystack.indexOf(needle, at + needle.length)
+  ) {
+    count++
+  }
+  return count
 }
 
 function countText(haystack: string, needle: string): number {
