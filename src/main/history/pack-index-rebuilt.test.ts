@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { nodeDisk, setDisk } from '../lib/disk'
+import { nodeDisk, setDisk, type Disk } from '../lib/disk'
 import { hookDisk } from '../lib/disk-hooks'
 import { createRecordingLogger } from '../lib/logger'
 import { openVersionedMemory, type VersionedMemory } from './index'
@@ -209,6 +209,20 @@ describe('a pack index lost or damaged after git gc', () => {
     expect(fsck.status).toBe(0)
   }, 120_000)
 
+  /** Opens the history with `disk` in place of the real one for the open only. */
+  async function openOn(disk: Disk): Promise<VersionedMemory> {
+    const restore = setDisk(disk)
+    try {
+      return await openVersionedMemory({
+        dataDir: dir,
+        watch: false,
+        logger: createRecordingLogger(),
+      })
+    } finally {
+      restore()
+    }
+  }
+
   /**
    * A person's repack caught half-way: a second pack holding every object (another checksum),
    * the old pack's index deleted and its pack not yet. Returns the old pack's name and a disk
@@ -285,17 +299,7 @@ describe('a pack index lost or damaged after git gc', () => {
     const commits = gitCli(dir, 'rev-list', 'main').trim().split('\n')
     const { pack, state, gcDisk, loseIndex } = repackCaughtHalfWay()
     loseIndex()
-    const restore = setDisk(gcDisk)
-    let memory: VersionedMemory
-    try {
-      memory = await openVersionedMemory({
-        dataDir: dir,
-        watch: false,
-        logger: createRecordingLogger(),
-      })
-    } finally {
-      restore()
-    }
+    const memory = await openOn(gcDisk)
     try {
       expect(state.removed).toBe(1)
       expect(fs.existsSync(pack)).toBe(false)
@@ -340,7 +344,7 @@ describe('a pack index lost or damaged after git gc', () => {
     const pack = gc()
     // The pack's first open of its index goes through; the check's read of it fails (EIO).
     let opens = 0
-    const restore = setDisk(
+    const memory = await openOn(
       hookDisk(nodeDisk, (call) => {
         if (call.name !== 'openSync' || call.args[0] !== pack.idx) return undefined
         return ++opens === 2
@@ -348,16 +352,6 @@ describe('a pack index lost or damaged after git gc', () => {
           : undefined
       }).disk,
     )
-    let memory
-    try {
-      memory = await openVersionedMemory({
-        dataDir: dir,
-        watch: false,
-        logger: createRecordingLogger(),
-      })
-    } finally {
-      restore()
-    }
     expect(opens).toBeGreaterThanOrEqual(2)
     expect(memory.recovery).toBeNull()
     expect(await memory.readAt('/memories/dir/a.md', memory.head()!)).toBe('a\n')
