@@ -423,10 +423,12 @@ async function loadState(
     ]
     if (unindexed.length > 0 || leftOut.length > 0) {
       for (const name of [...unindexed, ...leftOut]) {
-        if (await reindexPack(gitdir, name)) {
+        // A pack gone since it was listed (a person's `git gc` deleted it) needs nothing.
+        const rebuilt = await reindexPack(gitdir, name)
+        if (rebuilt === 'rebuilt') {
           if (leftOut.includes(name)) findings.packsReindexed = (findings.packsReindexed ?? 0) + 1
           logger?.warn(`History open: the index of ${name} was built again from its pack`)
-        } else if (unindexed.includes(name)) {
+        } else if (rebuilt === 'not-whole' && unindexed.includes(name)) {
           moveIntoDamaged(gitdir, path.join(packDir, `${name}.pack`), `${name}.pack`)
         }
       }

@@ -2,10 +2,10 @@ import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { nodeDisk, setDisk } from '../lib/disk'
+import { nodeDisk, setDisk, type Disk } from '../lib/disk'
 import { hookDisk } from '../lib/disk-hooks'
 import { createRecordingLogger } from '../lib/logger'
-import { openVersionedMemory } from './index'
+import { openVersionedMemory, type VersionedMemory } from './index'
 import { indexFromPack } from './objects/index-pack'
 import {
   CLAUDE,
@@ -209,6 +209,108 @@ describe('a pack index lost or damaged after git gc', () => {
     expect(fsck.status).toBe(0)
   }, 120_000)
 
+  /** Opens the history with `disk` in place of the real one for the open only. */
+  async function openOn(disk: Disk): Promise<VersionedMemory> {
+    const restore = setDisk(disk)
+    try {
+      return await openVersionedMemory({
+        dataDir: dir,
+        watch: false,
+        logger: createRecordingLogger(),
+      })
+    } finally {
+      restore()
+    }
+  }
+
+  /**
+   * A person's repack caught half-way: a second pack holding every object (another checksum),
+   * the old pack's index deleted and its pack not yet. Returns the old pack's name and a disk
+   * on which the person's `git gc` deletes that pack just before Cairn opens it (how many
+   * times it did so: `removed`).
+   */
+  function repackCaughtHalfWay() {
+    const old = gc()
+    gitCli(dir, '-c', 'pack.compression=0', 'repack', '-a', '-F', '--quiet')
+    expect(fs.readdirSync(packDir()).filter((n) => n.endsWith('.idx'))).toHaveLength(2)
+    const pack = path.join(packDir(), `${old.name}.pack`)
+    const state = { removed: 0 }
+    const gcDisk = hookDisk(nodeDisk, (call) => {
+      const file = call.args[0]
+      if (call.name !== 'openSync' || typeof file !== 'string') return undefined
+      if (path.basename(file) !== path.basename(pack) || !fs.existsSync(file)) return undefined
+      fs.rmSync(file)
+      state.removed++
+      return undefined
+    }).disk
+    const loseIndex = () => {
+      fs.chmodSync(old.idx, 0o644)
+      fs.rmSync(old.idx)
+    }
+    return { old, pack, state, gcDisk, loseIndex }
+  }
+
+  /** Every version of every file reads as git shows it; nothing kept aside, git's checks clean. */
+  async function expectWhole(memory: VersionedMemory, commits: ReadonlyArray<string>) {
+    for (const oid of commits) {
+      const listed = gitCli(dir, 'ls-tree', '-r', '--name-only', oid).trim().split('\n')
+      for (const file of listed.filter(Boolean)) {
+        expect(await memory.readAt(`/memories/${file}`, oid)).toBe(
+          gitCli(dir, 'show', `${oid}:${file}`),
+        )
+      }
+    }
+    expect(fs.existsSync(path.join(gitdir(), 'cairn-damaged'))).toBe(false)
+    const fsck = git('fsck', '--strict', '--no-dangling')
+    expect(fsck.out).toBe('')
+    expect(fsck.status).toBe(0)
+  }
+
+  // rhist34: the pass listed a pack without its index, then built the index from the pack; a
+  // pack gone in between (a person's `git gc` deleting it, its index first) threw ENOENT, with
+  // the pack's host path, out of the rebuild, and the whole pass failed.
+  it('goes on when a pack without its index is gone before the pass rebuilds it', async () => {
+    await seed()
+    const commits = gitCli(dir, 'rev-list', 'main').trim().split('\n')
+    const { pack, state, gcDisk, loseIndex } = repackCaughtHalfWay()
+    const memory = await openVersionedMemory({
+      dataDir: dir,
+      watch: false,
+      maintenance: false,
+      logger: createRecordingLogger(),
+    })
+    const restore = setDisk(gcDisk)
+    try {
+      loseIndex()
+      await memory.maintain()
+      expect(state.removed).toBe(1)
+      expect(fs.existsSync(pack)).toBe(false)
+      await expectWhole(memory, commits)
+    } finally {
+      restore()
+      await memory.close()
+    }
+    expect(leftoverTempFiles(dir)).toEqual([])
+  }, 120_000)
+
+  // rhist34: the same at open, where the ENOENT failed the open of the history.
+  it('opens the history whole when a pack without its index is gone before open rebuilds it', async () => {
+    await seed()
+    const commits = gitCli(dir, 'rev-list', 'main').trim().split('\n')
+    const { pack, state, gcDisk, loseIndex } = repackCaughtHalfWay()
+    loseIndex()
+    const memory = await openOn(gcDisk)
+    try {
+      expect(state.removed).toBe(1)
+      expect(fs.existsSync(pack)).toBe(false)
+      expect(memory.recovery).toBeNull()
+      expect(fs.readdirSync(dir).filter((n) => n.startsWith('history.git.'))).toEqual([])
+      await expectWhole(memory, commits)
+    } finally {
+      await memory.close()
+    }
+  }, 120_000)
+
   it('hashes each index once: one remembered as sound by its stamp is not read again', async () => {
     await seed()
     const pack = gc()
@@ -242,7 +344,7 @@ describe('a pack index lost or damaged after git gc', () => {
     const pack = gc()
     // The pack's first open of its index goes through; the check's read of it fails (EIO).
     let opens = 0
-    const restore = setDisk(
+    const memory = await openOn(
       hookDisk(nodeDisk, (call) => {
         if (call.name !== 'openSync' || call.args[0] !== pack.idx) return undefined
         return ++opens === 2
@@ -250,16 +352,6 @@ describe('a pack index lost or damaged after git gc', () => {
           : undefined
       }).disk,
     )
-    let memory
-    try {
-      memory = await openVersionedMemory({
-        dataDir: dir,
-        watch: false,
-        logger: createRecordingLogger(),
-      })
-    } finally {
-      restore()
-    }
     expect(opens).toBeGreaterThanOrEqual(2)
     expect(memory.recovery).toBeNull()
     expect(await memory.readAt('/memories/dir/a.md', memory.head()!)).toBe('a\n')

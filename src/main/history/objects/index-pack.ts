@@ -98,28 +98,31 @@ export async function indexFromPack(
 
 /**
  * Builds the index of the pack `name` (`pack-<checksum>`) in `gitdir` again from the pack and
- * puts it in place, keeping whatever index was there in `cairn-damaged/`. False, with nothing
- * changed, when the pack itself is not whole (then nothing can index it) or is not named by its
- * checksum. I/O errors pass through, and so does what `pause` (awaited between chunks of the
- * work) throws, nothing changed then.
+ * puts it in place, keeping whatever index was there in `cairn-damaged/`: `rebuilt`. With
+ * nothing changed, `not-whole` when the pack itself is not whole (then nothing can index it) or
+ * is not named by its checksum, and `gone` when the pack is no longer there (a person's `git
+ * gc` deleted it since it was listed: nothing to index, nothing to keep aside). Other I/O
+ * errors pass through, and so does what `pause` (awaited between chunks of the work) throws,
+ * nothing changed then.
  */
 export async function reindexPack(
   gitdir: string,
   name: string,
   pause: () => Promise<void> | undefined = () => undefined,
-): Promise<boolean> {
+): Promise<'rebuilt' | 'not-whole' | 'gone'> {
   const packDir = path.join(gitdir, 'objects', 'pack')
   let bytes: Buffer
   try {
     bytes = await indexFromPack(path.join(packDir, `${name}.pack`), pause)
   } catch (error) {
-    if (isFormatError(error)) return false
+    if (isFormatError(error)) return 'not-whole'
+    if (isMissing(error)) return 'gone'
     throw error
   }
   // A pack is named by its checksum (the index's second-last 20 bytes): one named otherwise is
   // not one git or Cairn wrote there, and is kept aside rather than taken in.
   if (bytes.toString('hex', bytes.length - 40, bytes.length - 20) !== name.slice('pack-'.length)) {
-    return false
+    return 'not-whole'
   }
   const final = path.join(packDir, `${name}.idx`)
   try {
@@ -131,5 +134,5 @@ export async function reindexPack(
   const temp = await writeDurableIndex(packDir, bytes, pause)
   disk.renameSync(temp, final)
   await syncFolder(packDir).catch(() => undefined)
-  return true
+  return 'rebuilt'
 }

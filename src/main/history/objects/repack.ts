@@ -145,13 +145,14 @@ export async function repack(
   const exclusive = options.exclusive ?? (<T>(task: () => Promise<T>) => task())
   // A pack without its index may be a fetch's, half-way: only cleared while none runs. One
   // whose index went (lost since open, say) gets it built again from the pack, as open does
-  // (`reindexPack`); only a pack nothing can index (not whole) is kept aside in cairn-damaged/.
+  // (`reindexPack`); only a pack nothing can index (not whole) is kept aside in cairn-damaged/,
+  // and one gone since it was listed (a person's `git gc` deleting it) is passed over.
   await exclusive(async () => {
     const unindexed: string[] = []
     removePackLeftovers(db.packDir, 0, Date.now(), unindexed)
     const gitdir = path.join(db.packDir, '..', '..')
     for (const name of unindexed) {
-      if (await reindexPack(gitdir, name, pause)) continue
+      if ((await reindexPack(gitdir, name, pause)) !== 'not-whole') continue
       moveIntoDamaged(gitdir, path.join(db.packDir, `${name}.pack`), `${name}.pack`)
     }
   })
