@@ -8,6 +8,7 @@ import { displayPath, visibleName } from '../lib/format'
 import { keepLineEnds } from '../lib/line-ends'
 import { leftOutForLength, usePendingChanges } from '../lib/pending-changes'
 import { Revealed } from './Revealed'
+import { takesFocus } from './focus-after-removal'
 import { icons } from './icons'
 import './review.css'
 
@@ -393,9 +394,7 @@ function focusAfter(section: HTMLElement): (section: HTMLElement) => void {
 function focusBack(was: HTMLElement, section: HTMLElement | null): void {
   // A focused button just disabled keeps the focus until the page is next drawn.
   const usable = (element: Element | null) =>
-    element !== null &&
-    element.isConnected &&
-    !(element instanceof HTMLButtonElement && element.disabled)
+    element instanceof HTMLElement && takesFocus(element, document.body)
   const active = document.activeElement
   if (active !== document.body && usable(active)) return
   const target = usable(was)
