@@ -1,6 +1,6 @@
 import { useEffect, useId, useMemo, useState, type KeyboardEvent } from 'react'
 import type { PendingChange } from '../../../shared/types'
-import { api, errorMessage, unwrap } from '../lib/api'
+import { api, ApiError, errorMessage, unwrap } from '../lib/api'
 import { changeDiff } from '../lib/change-diff'
 import { flagTitle, flagWhere } from '../lib/flags'
 import { formatSize } from '../features/memory/tree-model'
@@ -9,6 +9,7 @@ import { keepLineEnds } from '../lib/line-ends'
 import { leftOutForLength, usePendingChanges } from '../lib/pending-changes'
 import { Revealed } from './Revealed'
 import { takesFocus } from './focus-after-removal'
+import { showsProblemNote, type ReviewRefusal } from './review-problem'
 import { icons } from './icons'
 import './review.css'
 
@@ -44,7 +45,7 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
   const [draft, setDraft] = useState(kept?.text ?? change.after ?? '')
   const [reason, setReason] = useState(kept?.reason ?? '')
   const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string | null>(null)
+  const [error, setError] = useState<ReviewRefusal | null>(null)
   const id = useId()
   const name = displayPath(change.path)
   const sectionId = `${id}-review`
@@ -96,7 +97,10 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
     try {
       await decide(change.id, decision)
     } catch (failure) {
-      setError(errorMessage(failure))
+      setError({
+        code: failure instanceof ApiError ? failure.code : null,
+        message: errorMessage(failure),
+      })
       setBusy(false)
       // The change stays: the focus goes back to it once its buttons can be used again.
       setRefocus(had)
@@ -205,14 +209,14 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
 
       {/* A refused Approve says the problem and that the change can only be declined: the
           note under it would say both again. */}
-      {change.problem && !error?.startsWith(change.problem) && (
+      {showsProblemNote(change.problem, error) && (
         <p className="review-problem" role="note">
           <icons.alert /> {change.problem} It can only be declined now.
         </p>
       )}
       {error && (
         <p className="review-error" role="alert">
-          {error}
+          {error.message}
         </p>
       )}
 
