@@ -13,6 +13,7 @@ import type { Locator, Page } from '@playwright/test'
 import { createCore } from '../src/main/core'
 import { claudeTurn, create, reply, strReplace } from './fixtures/claude-turns'
 import { attachCore } from './fixtures/harness'
+import { tabTo } from './fixtures/keyboard'
 import { buildLargeHistory } from './fixtures/large-history'
 import { expect, shoot, test } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
@@ -61,15 +62,6 @@ async function clipped(root: Locator, selector: string): Promise<string[]> {
   }, selector)
 }
 
-/** Presses Tab until `target` has the focus (at most `limit` times); fails otherwise. */
-async function tabTo(page: Page, target: Locator, limit = 40): Promise<void> {
-  for (let i = 0; i < limit; i++) {
-    if (await target.evaluate((el) => el === document.activeElement)) return
-    await page.keyboard.press('Tab')
-  }
-  await expect(target).toBeFocused()
-}
-
 for (const size of SIZES) {
   for (const scheme of ['light', 'dark'] as const) {
     test(`at ${size.width}×${size.height} the full view gives the diff the window, by keyboard alone (${scheme})`, async ({
@@ -107,7 +99,7 @@ for (const size of SIZES) {
           (column?.x ?? 0) + (column?.width ?? 0) + 1,
         )
       }
-      await tabTo(page, author)
+      await tabTo(page, author, { max: 40 })
       await page.keyboard.press('Tab')
       await expect(conversation).toBeFocused()
       await history.timeline.focus()
@@ -129,7 +121,7 @@ for (const size of SIZES) {
       // Side by side by keyboard: the long line stays one row high, each side scrolls.
       const actions = history.detail.getByRole('toolbar', { name: 'Change actions' })
       const sideBySide = actions.getByRole('button', { name: 'Side by side', exact: true })
-      await tabTo(page, sideBySide)
+      await tabTo(page, sideBySide, { max: 40 })
       await page.keyboard.press('Enter')
       const split = history.diffTable('/memories/trailhead.md')
       const after = split.getByRole('rowgroup', { name: 'After' })
@@ -166,7 +158,7 @@ for (const size of SIZES) {
       )
       expect(await sidewaysOverflow(page)).toBeLessThanOrEqual(0)
       await shoot(page, cairn, `full-history-${size.width}x${size.height}-blame-${scheme}`)
-      await tabTo(page, reply_)
+      await tabTo(page, reply_, { max: 40 })
       await page.keyboard.press('Enter')
       const chat = new ChatPage(page)
       const card = chat.transcript.getByRole('region', {
