@@ -13,7 +13,7 @@ import { withLargeHistory } from './fixtures/large-history'
 import { expect, shoot, test } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
 import { FullHistoryPage } from './pages/full-history.page'
-import { tabTo } from './pages/review.page'
+import { tabTo } from './fixtures/keyboard'
 import { MemoryPage } from './pages/memory.page'
 
 const SIZES = [

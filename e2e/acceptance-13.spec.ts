@@ -9,7 +9,8 @@ import path from 'node:path'
 import type { Page } from '@playwright/test'
 import { expect, reply, test } from './fixtures/claude-turns'
 import { ChatPage } from './pages/chat.page'
-import { allMode, ReviewPanel, tabTo } from './pages/review.page'
+import { tabTo } from './fixtures/keyboard'
+import { allMode, ReviewPanel } from './pages/review.page'
 
 async function shoot(page: Page, name: string): Promise<void> {
   for (const colorScheme of ['light', 'dark'] as const) {

@@ -8,11 +8,11 @@
  */
 import type { Locator, Page } from '@playwright/test'
 import { claudeTurn, create, reply, strReplace } from './fixtures/claude-turns'
+import { tabTo } from './fixtures/keyboard'
 import { withLargeHistory } from './fixtures/large-history'
 import { expect, shoot, test } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
 import { FullHistoryPage } from './pages/full-history.page'
-import { tabTo } from './pages/review.page'
 
 const SIZES = [
   { width: 880, height: 560 },
@@ -94,7 +94,7 @@ for (const size of SIZES) {
           (column?.x ?? 0) + (column?.width ?? 0) + 1,
         )
       }
-      await tabTo(page, author)
+      await tabTo(page, author, { max: 40 })
       await page.keyboard.press('Tab')
       await expect(conversation).toBeFocused()
       await history.timeline.focus()
@@ -116,7 +116,7 @@ for (const size of SIZES) {
       // Side by side by keyboard: the long line stays one row high, each side scrolls.
       const actions = history.detail.getByRole('toolbar', { name: 'Change actions' })
       const sideBySide = actions.getByRole('button', { name: 'Side by side', exact: true })
-      await tabTo(page, sideBySide)
+      await tabTo(page, sideBySide, { max: 40 })
       await page.keyboard.press('Enter')
       const split = history.diffTable('/memories/trailhead.md')
       const after = split.getByRole('rowgroup', { name: 'After' })
@@ -153,7 +153,7 @@ for (const size of SIZES) {
       )
       expect(await sidewaysOverflow(page)).toBeLessThanOrEqual(0)
       await shoot(page, cairn, `full-history-${size.width}x${size.height}-blame-${scheme}`)
-      await tabTo(page, reply_)
+      await tabTo(page, reply_, { max: 40 })
       await page.keyboard.press('Enter')
       const chat = new ChatPage(page)
       const card = chat.transcript.getByRole('region', {

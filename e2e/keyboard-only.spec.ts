@@ -2,24 +2,13 @@
  * Issue 6's "every control reachable by keyboard with a visible focus", checked as someone
  * without a mouse works: Tab and the arrow keys only, from the window's first focus.
  */
-import type { Locator, Page } from '@playwright/test'
+import type { Page } from '@playwright/test'
 import { claudeTurn, create, expect, notesOverwritten, reply, test } from './fixtures/claude-turns'
+import { tabTo } from './fixtures/keyboard'
 import { ChatPage } from './pages/chat.page'
 import { HistoryPage } from './pages/history.page'
 import { MemoryPage } from './pages/memory.page'
 import { SettingsPage } from './pages/settings.page'
-
-/** Presses Tab (or Shift+Tab) until `target` has the focus; fails after `max` presses. */
-async function tabTo(page: Page, target: Locator, { back = false, max = 80 } = {}) {
-  for (let presses = 0; presses < max; presses++) {
-    if (await target.evaluate((element) => element === document.activeElement)) return
-    await page.keyboard.press(back ? 'Shift+Tab' : 'Tab')
-  }
-  await expect(
-    target,
-    `not reached in ${max} presses of ${back ? 'Shift+Tab' : 'Tab'}`,
-  ).toBeFocused()
-}
 
 /** A short name for the focused element, to say which stop failed. */
 function describeFocus(page: Page): Promise<string> {

@@ -8,7 +8,7 @@ import type { Page } from '@playwright/test'
 import type { Cairn } from './fixtures/harness'
 import { create, expect, reply, test } from './fixtures/claude-turns'
 import { ChatPage } from './pages/chat.page'
-import { PendingListPage, ReviewPanel } from './pages/review.page'
+import { allMode, PendingListPage, ReviewPanel } from './pages/review.page'
 import type { FakeAnthropic } from '../test/fixtures/fake-anthropic'
 
 const PATH = '/memories/prefs.md'
@@ -17,8 +17,7 @@ const REASON = 'Reason for declining (optional)'
 
 /** Claude's create of prefs.md, waiting for the person in `all` mode, on its chat card. */
 async function held(page: Page, cairn: Cairn, anthropic: FakeAnthropic) {
-  const result = await cairn.core.dispatch('settings:update', { reviewMode: 'all' })
-  if (!result.ok) throw new Error(result.error.message)
+  await allMode(cairn)
   anthropic.script(create(PATH, 'Editor: Vim\n'), reply.text('Noted.'))
   await cairn.open(page)
   const chat = new ChatPage(page)

@@ -8,7 +8,8 @@ import type { Cairn } from './fixtures/harness'
 import { expect, reply, test } from './fixtures/claude-turns'
 import { ChatPage } from './pages/chat.page'
 import { MemoryPage } from './pages/memory.page'
-import { allMode, PendingListPage, ReviewPanel, tabTo } from './pages/review.page'
+import { tabTo } from './fixtures/keyboard'
+import { allMode, PendingListPage, ReviewPanel } from './pages/review.page'
 import type { FakeAnthropic } from '../test/fixtures/fake-anthropic'
 
 function toolResults(anthropic: FakeAnthropic, n: number) {

@@ -6,14 +6,9 @@ import { claudeTurn, create, expect, reply, test } from './fixtures/claude-turns
 import { ChatPage } from './pages/chat.page'
 import { HistoryPage } from './pages/history.page'
 import { MemoryPage } from './pages/memory.page'
-import { PendingListPage, ReviewPanel } from './pages/review.page'
+import { PendingListPage, ReviewPanel, reviewMode } from './pages/review.page'
 import { SettingsPage } from './pages/settings.page'
 import type { FakeAnthropic } from '../test/fixtures/fake-anthropic'
-
-async function reviewMode(cairn: Cairn, mode: 'off' | 'flagged' | 'all'): Promise<void> {
-  const result = await cairn.core.dispatch('settings:update', { reviewMode: mode })
-  if (!result.ok) throw new Error(result.error.message)
-}
 
 /** The tool_results Claude received in its `n`-th request (0-based). */
 function toolResults(anthropic: FakeAnthropic, n: number) {

@@ -10,7 +10,7 @@ import type { ConversationSearchHit } from '../src/shared/types'
 import { reply } from './fixtures/claude-turns'
 import { expect, shoot, test } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
-import { ReviewPanel } from './pages/review.page'
+import { allMode, ReviewPanel } from './pages/review.page'
 
 for (const scheme of ['light', 'dark'] as const) {
   test(`a conversation changed by another program is taken up, and said so (${scheme})`, async ({
@@ -72,7 +72,7 @@ for (const scheme of ['light', 'dark'] as const) {
     await page.setViewportSize({ width: 1280, height: 800 })
     await page.emulateMedia({ colorScheme: scheme })
     await cairn.core.dispatch('settings:setApiKey', { key: 'sk-ant-e2e-screens' })
-    await cairn.core.dispatch('settings:update', { reviewMode: 'all' })
+    await allMode(cairn)
     const filler = '- a line of notes about the trailhead project\n'.repeat(19_000)
     for (const k of [1, 2, 3]) {
       await writeFile(path.join(cairn.dataDir, 'memories', `part${k}.md`), `# Part ${k}\n${filler}`)

@@ -8,7 +8,7 @@ import path from 'node:path'
 import { reply } from './fixtures/claude-turns'
 import { expect, shoot, test } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
-import { ReviewPanel } from './pages/review.page'
+import { allMode, ReviewPanel } from './pages/review.page'
 
 for (const scheme of ['light', 'dark'] as const) {
   test(`review drafts and long changes (${scheme})`, async ({ page, cairn, anthropic }) => {
@@ -17,7 +17,7 @@ for (const scheme of ['light', 'dark'] as const) {
     await page.setViewportSize({ width: 1280, height: 800 })
     await page.emulateMedia({ colorScheme: scheme })
     await cairn.core.dispatch('settings:setApiKey', { key: 'sk-ant-e2e-screens' })
-    await cairn.core.dispatch('settings:update', { reviewMode: 'all' })
+    await allMode(cairn)
     // A file over the 1,000,000 characters a pending change carries (written by another
     // editor), and Claude's one-line insert into it.
     const long = `${'- a long line of notes about the trailhead project\n'.repeat(20_000)}`

@@ -5,7 +5,7 @@ import { expect, shoot, test } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
 import { HistoryPage } from './pages/history.page'
 import { MemoryPage } from './pages/memory.page'
-import { PendingListPage, ReviewPanel } from './pages/review.page'
+import { allMode, PendingListPage, ReviewPanel, reviewMode } from './pages/review.page'
 import { SettingsPage } from './pages/settings.page'
 
 for (const scheme of ['light', 'dark'] as const) {
@@ -25,7 +25,7 @@ for (const scheme of ['light', 'dark'] as const) {
       reply.toolUse({ input: { command: 'view', path: '/memories/about-sam.md' } }),
       reply.text('You like short answers.'),
     ])
-    await cairn.core.dispatch('settings:update', { reviewMode: 'flagged' })
+    await reviewMode(cairn, 'flagged')
     anthropic.script(
       reply.toolUse({
         text: 'I will update your notes.',
@@ -100,7 +100,7 @@ for (const scheme of ['light', 'dark'] as const) {
       path: '/memories/about-sam.md',
       content: '# About Sam\n- Likes short answers\n- Lives in Lisbon\n',
     })
-    await cairn.core.dispatch('settings:update', { reviewMode: 'all' })
+    await allMode(cairn)
     await writeFile(
       path.join(cairn.dataDir, 'memories', 'photo.png'),
       Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0xff, 0xfe, 0xc3]),
@@ -146,7 +146,7 @@ for (const scheme of ['light', 'dark'] as const) {
     await page.setViewportSize({ width: 1440, height: 900 })
     await page.emulateMedia({ colorScheme: scheme })
     await cairn.core.dispatch('settings:setApiKey', { key: 'sk-ant-e2e-screens' })
-    await cairn.core.dispatch('settings:update', { reviewMode: 'all' })
+    await allMode(cairn)
     const text = Array.from({ length: 1000 }, (_, i) => `- note ${i + 1}: GPX parsing`).join('\n')
     anthropic.script(create('/memories/long.md', `${text}\n`), reply.text('Saved.'))
     await cairn.open(page)

@@ -1,19 +1,15 @@
 import type { Locator, Page } from '@playwright/test'
 import type { Cairn } from '../fixtures/harness'
 
-/** Sets every change of Claude's to wait for review. */
-export async function allMode(cairn: Cairn): Promise<void> {
-  const result = await cairn.core.dispatch('settings:update', { reviewMode: 'all' })
+/** Sets which of Claude's changes wait for review; fails if the settings refuse it. */
+export async function reviewMode(cairn: Cairn, mode: 'off' | 'flagged' | 'all'): Promise<void> {
+  const result = await cairn.core.dispatch('settings:update', { reviewMode: mode })
   if (!result.ok) throw new Error(result.error.message)
 }
 
-/** Presses Tab until `target` has the focus: proof that the keyboard reaches it. */
-export async function tabTo(page: Page, target: Locator, most = 80): Promise<void> {
-  for (let i = 0; i < most; i++) {
-    if (await target.evaluate((el) => el === document.activeElement)) return
-    await page.keyboard.press('Tab')
-  }
-  throw new Error(`Tab never reached ${target.toString()}`)
+/** Sets every change of Claude's to wait for review. */
+export function allMode(cairn: Cairn): Promise<void> {
+  return reviewMode(cairn, 'all')
 }
 
 /**

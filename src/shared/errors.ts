@@ -79,6 +79,8 @@ interface ReviewErrors {
   'review-not-found': true
   /** The memory changed since the change was proposed: review it again, or decline it. */
   'review-outdated': true
+  /** A problem found since the change was proposed (its file gone, its text changed): it can only be declined. */
+  'review-unappliable': true
 }
 
 /** Stored conversations and the chat around them. */
@@ -215,6 +217,7 @@ const ERROR_CODES: Readonly<Record<ErrorCode, true>> = {
   'index-rebuilding': true,
   'review-not-found': true,
   'review-outdated': true,
+  'review-unappliable': true,
   'conversation-not-found': true,
   'conversation-corrupt': true,
   'turn-running': true,

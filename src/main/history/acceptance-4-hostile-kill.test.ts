@@ -20,7 +20,7 @@ import {
   headFolderDifferences,
   killPointsOf,
   leftoverTempFiles,
-  runKilledChild,
+  runKilledAtCall,
 } from './test-helpers'
 
 // Issue #4's restores killed with SIGKILL just before each call that changes the disk (probe33a),
@@ -28,10 +28,6 @@ import {
 // folder exactly as before the restore or exactly as after it, HEAD holding exactly the folder,
 // no temp file, `git fsck --strict` clean, and a landed restore committed as the person's
 // restore naming where it went back to.
-
-const INDEX = JSON.stringify(path.resolve('src/main/history/index.ts'))
-const DISK = JSON.stringify(path.resolve('src/main/lib/disk.ts'))
-const HOOKS = JSON.stringify(path.resolve('src/main/lib/disk-hooks.ts'))
 
 const ORIGIN = { actor: 'claude' as const, conversationId: 'c_seed', toolUseId: 'toolu_seed' }
 
@@ -82,17 +78,7 @@ async function dryRun(): Promise<{ after: Map<string, string>; killPoints: numbe
 
 /** Restores all memory to `first` on `dataDir` in a child, killed just before call `n`. */
 async function killAt(dataDir: string, n: number) {
-  await runKilledChild(`
-    const { openVersionedMemory } = await import(${INDEX})
-    const { nodeDisk, setDisk } = await import(${DISK})
-    const { hookDisk } = await import(${HOOKS})
-    const memory = await openVersionedMemory({ dataDir: ${JSON.stringify(dataDir)}, watch: false, maintenance: false })
-    setDisk(hookDisk(nodeDisk, (call) => {
-      if (call.n === ${n}) process.kill(process.pid, 'SIGKILL')
-    }).disk)
-    await memory.restoreAll(${JSON.stringify(first)})
-    process.kill(process.pid, 'SIGKILL')
-  `)
+  await runKilledAtCall(dataDir, n, `await memory.restoreAll(${JSON.stringify(first)})`)
 }
 
 describe('SIGKILL just before each disk-changing call of a restore', () => {

@@ -12,7 +12,7 @@ import {
   headFolderDifferences,
   killPointsOf,
   leftoverTempFiles,
-  runKilledChild,
+  runKilledAtCall,
 } from './test-helpers'
 
 // Issue #3's acceptance check (probe30h): a process killed with SIGKILL inside one of Claude's
@@ -23,10 +23,6 @@ import {
 // it landed, is Claude's commit with its tool_use id, never Cairn's start-up recovery. The kill
 // is made deterministic by the disk seam: the child kills itself just before its n-th call.
 // (command-kill.test.ts kills two commands at one point each, crash.test.ts at random moments.)
-
-const INDEX = JSON.stringify(path.resolve('src/main/history/index.ts'))
-const DISK = JSON.stringify(path.resolve('src/main/lib/disk.ts'))
-const HOOKS = JSON.stringify(path.resolve('src/main/lib/disk-hooks.ts'))
 
 const SEED: ReadonlyArray<readonly [string, string]> = [
   ['a.md', 'one\ntwo\nthree\n'],
@@ -100,19 +96,11 @@ async function dryRun(command: Record<string, unknown>): Promise<{
 
 /** Opens a copy in a child, runs `command` there and kills the child just before call `n`. */
 async function killAt(dataDir: string, command: Record<string, unknown>, n: number) {
-  await runKilledChild(`
-    const { openVersionedMemory } = await import(${INDEX})
-    const { nodeDisk, setDisk } = await import(${DISK})
-    const { hookDisk } = await import(${HOOKS})
-    const memory = await openVersionedMemory({ dataDir: ${JSON.stringify(dataDir)}, watch: false, maintenance: false })
-    setDisk(hookDisk(nodeDisk, (call) => {
-      if (call.n === ${n}) process.kill(process.pid, 'SIGKILL')
-    }).disk)
-    await memory.execute(${JSON.stringify(command)}, { actor: 'claude', conversationId: 'c_kill', toolUseId: 'toolu_killed' })
-    // Finished before the n-th call (a call count that differs from the dry run's): the
-    // folder must then be exactly as after the command.
-    process.kill(process.pid, 'SIGKILL')
-  `)
+  await runKilledAtCall(
+    dataDir,
+    n,
+    `await memory.execute(${JSON.stringify(command)}, { actor: 'claude', conversationId: 'c_kill', toolUseId: 'toolu_killed' })`,
+  )
 }
 
 describe('SIGKILL just before each disk-changing call of a memory command', () => {

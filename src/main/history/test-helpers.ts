@@ -941,6 +941,29 @@ export async function runKilledChild(script: string, killAfterOutputMs?: number)
 }
 
 /**
+ * Opens the memory at `dataDir` in a child Node whose disk kills it (SIGKILL) just before its
+ * `n`-th call that changes the disk, then runs `body` there (code that uses `memory`). Finished
+ * before the `n`-th call (a call count that differs from the dry run's), the child is killed
+ * then: the folder must be exactly as after `body`. Resolves once the child died of SIGKILL.
+ */
+export async function runKilledAtCall(dataDir: string, n: number, body: string): Promise<void> {
+  const index = JSON.stringify(path.resolve('src/main/history/index.ts'))
+  const disk = JSON.stringify(path.resolve('src/main/lib/disk.ts'))
+  const hooks = JSON.stringify(path.resolve('src/main/lib/disk-hooks.ts'))
+  await runKilledChild(`
+    const { openVersionedMemory } = await import(${index})
+    const { nodeDisk, setDisk } = await import(${disk})
+    const { hookDisk } = await import(${hooks})
+    const memory = await openVersionedMemory({ dataDir: ${JSON.stringify(dataDir)}, watch: false, maintenance: false })
+    setDisk(hookDisk(nodeDisk, (call) => {
+      if (call.n === ${n}) process.kill(process.pid, 'SIGKILL')
+    }).disk)
+    ${body}
+    process.kill(process.pid, 'SIGKILL')
+  `)
+}
+
+/**
  * Slices for a sliced read (the tree, the size meter, a search) that stop its first read at its
  * `at`-th step until `release()`, never before or after; a read made again runs through.
  * `reached` settles once it stops; `reads()` counts the reads that asked for slices.

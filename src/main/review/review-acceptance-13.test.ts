@@ -102,7 +102,7 @@ describe('a held change whose path is now a folder', () => {
       await writeFile(path.join(inMemory('x.md'), 'inside.md'), 'inside\n')
 
       const first = await refusal({ id: held!.id, decision: 'approve', revision: held!.revision })
-      expect(first.code).toBe('review-outdated')
+      expect(first.code).toBe('review-unappliable')
       // Whatever it said, the change may not land now: a second approval is refused too.
       const [again] = await call('review:list')
       const second = await refusal({
@@ -110,7 +110,7 @@ describe('a held change whose path is now a folder', () => {
         decision: 'approve',
         revision: again!.revision,
       })
-      expect(second.code).toBe('review-outdated')
+      expect(second.code).toBe('review-unappliable')
       expect(await readFile(path.join(inMemory('x.md'), 'inside.md'), 'utf8')).toBe('inside\n')
       // The folder was committed as the outside change it is, never as Claude's.
       expect(git('log', '--format=%(trailers:key=Tool-Use-Id,valueonly)', 'main')).not.toContain(
@@ -165,7 +165,7 @@ describe('a held change after the person restored its file', () => {
     const restored = commits()
 
     const refused = await refusal({ id: held!.id, decision: 'approve', revision: held!.revision })
-    expect(refused.code).toBe('review-outdated')
+    expect(refused.code).toBe('review-unappliable')
     expect(await memoryFile('n.md')).toBe('tea: green\n')
     expect(commits()).toBe(restored)
     const [again] = await call('review:list')
@@ -173,7 +173,7 @@ describe('a held change after the person restored its file', () => {
     expect(again!.problem).toMatch(/tea: black/)
     expect(again!.problem).not.toContain(cairn.dataDir)
     const still = await refusal({ id: again!.id, decision: 'approve', revision: again!.revision })
-    expect(still.code).toBe('review-outdated')
+    expect(still.code).toBe('review-unappliable')
     await call('review:decide', { id: again!.id, decision: 'decline' })
     await finished(turnId)
     expect(await memoryFile('n.md')).toBe('tea: green\n')
@@ -398,7 +398,7 @@ describe('a held change whose file the person expired meanwhile', () => {
 
     expect(
       (await refusal({ id: edit!.id, decision: 'approve', revision: edit!.revision })).code,
-    ).toBe('review-outdated')
+    ).toBe('review-unappliable')
     expect(
       (await refusal({ id: create!.id, decision: 'approve', revision: create!.revision })).code,
     ).toBe('review-outdated')

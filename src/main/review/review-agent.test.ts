@@ -455,11 +455,11 @@ describe('review mode "all"', () => {
     const [change] = await pendingCount(1)
     await call('memory:write', { path: '/memories/notes.md', content: 'Likes water\n' })
     const error = await refusal('review:decide', { id: change!.id, decision: 'approve' })
-    expect(error.code).toBe('review-outdated')
+    expect(error.code).toBe('review-unappliable')
     const [marked] = await call('review:list')
     expect(marked!.problem).toContain('did not appear verbatim')
     expect((await refusal('review:decide', { id: change!.id, decision: 'approve' })).code).toBe(
-      'review-outdated',
+      'review-unappliable',
     )
     await call('review:decide', { id: change!.id, decision: 'decline' })
     await finished(turnId)

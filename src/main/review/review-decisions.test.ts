@@ -192,13 +192,13 @@ describe('a held change whose target changed outside Cairn after it was proposed
     const told =
       'The destination /memories/b.md already exists. This change can no longer be applied; decline it instead.'
     await expect(gate.decide({ id: change.id, decision: 'approve' })).rejects.toMatchObject({
-      code: 'review-outdated',
+      code: 'review-unappliable',
       message: told,
     })
     const [marked] = gate.list()
     expect(marked!.problem).toBe('The destination /memories/b.md already exists.')
     await expect(gate.decide({ id: change.id, decision: 'approve' })).rejects.toMatchObject({
-      code: 'review-outdated',
+      code: 'review-unappliable',
       message: told,
     })
     await gate.decide({ id: change.id, decision: 'decline' })
@@ -306,12 +306,12 @@ describe('a folder swapped for a link to outside while a change waits', () => {
       await rename(path.join(dataDir, 'memories', 'd'), path.join(dataDir, 'd-away'))
       await symlink(outside, path.join(dataDir, 'memories', 'd'))
       expect(await settled(gate.decide({ id: change.id, decision: 'approve' }))).toBe(
-        'refused: review-outdated',
+        'refused: review-unappliable',
       )
       const [marked] = gate.list()
       expect(marked!.problem).toContain('symbolic link')
       expect(await settled(gate.decide({ id: change.id, decision: 'approve' }))).toBe(
-        'refused: review-outdated',
+        'refused: review-unappliable',
       )
       expect(await snapshot(outside)).toBe(before)
       await gate.decide({ id: change.id, decision: 'decline' })

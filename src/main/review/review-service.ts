@@ -286,11 +286,15 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
     if (held.change.problem) {
       await refresh(held)
       const { problem } = held.change
+      if (problem) {
+        throw new CairnError(
+          'review-unappliable',
+          `${problem} This change can no longer be applied; decline it instead.`,
+        )
+      }
       throw new CairnError(
         'review-outdated',
-        problem
-          ? `${problem} This change can no longer be applied; decline it instead.`
-          : `${held.change.path} changed again, and this change can be applied now. The preview shows it against the file as it is: review it again.`,
+        `${held.change.path} changed again, and this change can be applied now. The preview shows it against the file as it is: review it again.`,
       )
     }
     const change = { ...held.change, ...held.text }
@@ -366,7 +370,7 @@ export function createReviewService(options: ReviewServiceOptions): ReviewServic
     if (outcome.isError) {
       await refresh(held)
       throw new CairnError(
-        'review-outdated',
+        'review-unappliable',
         `${forPeople(outcome)} This change can no longer be applied; decline it instead.`,
       )
     }

@@ -89,7 +89,7 @@ describe('a sync while a review holds a change', () => {
     })
     expect(result.ok).toBe(false)
     if (!result.ok) {
-      expect(result.error.code).toBe('review-outdated')
+      expect(result.error.code).toBe('review-unappliable')
       expect(result.error.message).not.toContain(cairn.dataDir)
     }
     expect(await memoryFile('n.md')).toBe('tea: black\n')

@@ -1,6 +1,6 @@
 import { useEffect, useId, useMemo, useState, type KeyboardEvent } from 'react'
 import type { PendingChange } from '../../../shared/types'
-import { api, errorMessage, unwrap } from '../lib/api'
+import { api, ApiError, errorMessage, unwrap } from '../lib/api'
 import { changeDiff } from '../lib/change-diff'
 import { flagTitle, flagWhere } from '../lib/flags'
 import { formatSize } from '../features/memory/tree-model'
@@ -8,6 +8,8 @@ import { displayPath, visibleName } from '../lib/format'
 import { keepLineEnds } from '../lib/line-ends'
 import { leftOutForLength, usePendingChanges } from '../lib/pending-changes'
 import { Revealed } from './Revealed'
+import { takesFocus } from './focus-after-removal'
+import { showsProblemNote, type ReviewRefusal } from './review-problem'
 import { icons } from './icons'
 import './review.css'
 
@@ -43,7 +45,7 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
   const [draft, setDraft] = useState(kept?.text ?? change.after ?? '')
   const [reason, setReason] = useState(kept?.reason ?? '')
   const [busy, setBusy] = useState(false)
-  const [error, setError] = useState<string | null>(null)
+  const [error, setError] = useState<ReviewRefusal | null>(null)
   const id = useId()
   const name = displayPath(change.path)
   const sectionId = `${id}-review`
@@ -95,7 +97,10 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
     try {
       await decide(change.id, decision)
     } catch (failure) {
-      setError(errorMessage(failure))
+      setError({
+        code: failure instanceof ApiError ? failure.code : null,
+        message: errorMessage(failure),
+      })
       setBusy(false)
       // The change stays: the focus goes back to it once its buttons can be used again.
       setRefocus(had)
@@ -204,14 +209,14 @@ export function PendingChangeView({ change }: { readonly change: PendingChange }
 
       {/* A refused Approve says the problem and that the change can only be declined: the
           note under it would say both again. */}
-      {change.problem && !error?.startsWith(change.problem) && (
+      {showsProblemNote(change.problem, error) && (
         <p className="review-problem" role="note">
           <icons.alert /> {change.problem} It can only be declined now.
         </p>
       )}
       {error && (
         <p className="review-error" role="alert">
-          {error}
+          {error.message}
         </p>
       )}
 
@@ -393,9 +398,7 @@ function focusAfter(section: HTMLElement): (section: HTMLElement) => void {
 function focusBack(was: HTMLElement, section: HTMLElement | null): void {
   // A focused button just disabled keeps the focus until the page is next drawn.
   const usable = (element: Element | null) =>
-    element !== null &&
-    element.isConnected &&
-    !(element instanceof HTMLButtonElement && element.disabled)
+    element instanceof HTMLElement && takesFocus(element, document.body)
   const active = document.activeElement
   if (active !== document.body && usable(active)) return
   const target = usable(was)

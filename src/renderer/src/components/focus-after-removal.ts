@@ -47,7 +47,7 @@ export function fallbackFocusIn(group: HTMLElement): HTMLElement | null {
 }
 
 /** Whether `element` is still in `group`, shown and enabled, so focus can land on it. */
-function takesFocus(element: HTMLElement, group: HTMLElement): boolean {
+export function takesFocus(element: HTMLElement, group: HTMLElement): boolean {
   return (
     element.isConnected &&
     group.contains(element) &&

@@ -74,6 +74,8 @@ export function errorTitle(code: ErrorCode): string {
       return 'This change is no longer waiting'
     case 'review-outdated':
       return 'The memory changed meanwhile'
+    case 'review-unappliable':
+      return 'This change can only be declined'
     case 'bad-request':
     case 'api-error':
     case 'too-many-steps':
