@@ -63,6 +63,18 @@ export function FileLines(props: {
     selectedIndex,
   })
 
+  // The match Find stands on is brought into view across too: in a line of 100,000 characters
+  // it may lie far to the right of what is in view (the rows only scroll it into view down).
+  useEffect(() => {
+    const region = scrollRef.current
+    const mark = hit ? listRef.current?.querySelector('mark.mem-find-hit') : null
+    if (!region || !mark) return
+    const seen = region.getBoundingClientRect()
+    const at = mark.getBoundingClientRect()
+    if (at.left >= seen.left && at.right <= seen.right) return
+    region.scrollLeft += at.left - seen.left - seen.width / 3
+  }, [hit])
+
   useEffect(() => {
     const onSelection = () => {
       const list = listRef.current
