@@ -245,3 +245,33 @@ test('an invisible character copies as itself, and a match far along a 100,000-c
   expect(await content.evaluate((element) => element.scrollLeft)).toBeGreaterThan(500_000)
   await shootBoth(page, cairn, 'file-lines-long-line-find-small')
 })
+
+test('a selection from line 5 to line 9,000 copies the same once the view is scrolled back to the top', async ({
+  page,
+  cairn,
+}) => {
+  test.setTimeout(120_000)
+  const all = lines(10_000)
+  await writeFile(path.join(cairn.dataDir, 'memories', 'atlas.md'), `${all.join('\n')}\n`)
+  await page.setViewportSize({ width: 1440, height: 900 })
+  await cairn.open(page)
+  const memory = new MemoryPage(page)
+  await memory.openFile('atlas.md')
+  const content = memory.content('atlas.md')
+  await content.getByText('Line 5: the river').click({ position: { x: 2, y: 5 } })
+  await scrollToLine(content, 8_995)
+  const far = content.getByText(/^Line 9000: the river/)
+  await expect(far).toBeInViewport()
+  await far.click({ position: { x: 30, y: 5 }, modifiers: ['Shift'] })
+  // Back to the top before copying: the row the selection ends on is out of view (it was taken
+  // out of the page, and the copy held lines 2 to 4).
+  await scrollToLine(content, 1)
+  await expect(content.getByText('Line 1: the river')).toBeInViewport()
+  const spanned = (await copied(page, () => page.keyboard.press('ControlOrMeta+C'))).split('\n')
+  expect(spanned).toHaveLength(8_996)
+  expect(spanned.slice(1, -1)).toEqual(all.slice(5, 8_999))
+  expect(all[4]!.endsWith(spanned[0]!)).toBe(true)
+  expect(spanned[0]!.length).toBeGreaterThan(all[4]!.length - 3)
+  expect(spanned.at(-1)).not.toBe('')
+  expect(all[8_999]!.startsWith(spanned.at(-1)!)).toBe(true)
+})
