@@ -174,3 +174,104 @@ test('a search hit far down a long file opens in view, and the place read is kep
   await expect(reading).toBeInViewport()
   expect(Math.abs((await reading.boundingBox())!.y - before)).toBeLessThan(1)
 })
+
+test('an invisible character copies as itself, and a match far along a 100,000-character line is brought into view', async ({
+  page,
+  cairn,
+}) => {
+  test.setTimeout(120_000)
+  const all = Array.from({ length: 40 }, (_, i) => `Line ${i + 1}: the river keeps its bed.`)
+  // A right-to-left mark, as right-to-left text often holds, and a right-to-left override.
+  all[4] = 'Line 5: שורה\u200f חמש'
+  all[8] = 'Line 9: report\u202etxt.exe'
+  all[20] = `${'x'.repeat(99_000)}kingfisher${'y'.repeat(990)}`
+  await writeFile(path.join(cairn.dataDir, 'memories', 'atlas.md'), `${all.join('\r\n')}\r\n`)
+  await page.setViewportSize({ width: 1440, height: 900 })
+  await cairn.open(page)
+  const memory = new MemoryPage(page)
+  await memory.openFile('atlas.md')
+  const content = memory.content('atlas.md')
+  await expect(content.locator('mark.hidden-char')).toHaveText(['U+200F', 'U+202E'])
+
+  // From line 5 to the end of line 9 (a click, then a Shift+click): the clipboard holds the
+  // characters, not their labels (it held "U+200F" and "U+202E").
+  const textOf = (line: number) => content.locator(`[data-line="${line - 1}"] .mem-code-text`)
+  await textOf(5).click({ position: { x: 2, y: 5 } })
+  const nine = (await textOf(9).boundingBox())!
+  await textOf(9).click({ position: { x: nine.width - 1, y: 5 }, modifiers: ['Shift'] })
+  const spanned = await copied(page, () => page.keyboard.press('ControlOrMeta+C'))
+  const expected = all.slice(4, 9).map((line) => `${line}\r`)
+  expected[4] = expected[4]!.slice(0, -1)
+  expect(spanned).not.toContain('U+')
+  expect(spanned.split('\n').slice(1)).toEqual(expected.slice(1))
+  expect(expected[0]!.endsWith(spanned.split('\n')[0]!)).toBe(true)
+  expect(spanned.split('\n')[0]!.length).toBeGreaterThan(expected[0]!.length - 3)
+
+  // Within one line (dragged across it), the same.
+  await page.mouse.move(nine.x + 1, nine.y + 5)
+  await page.mouse.down()
+  await page.mouse.move(nine.x + nine.width - 1, nine.y + 5, { steps: 4 })
+  await page.mouse.up()
+  const within = await copied(page, () => page.keyboard.press('ControlOrMeta+C'))
+  expect(within).not.toContain('U+')
+  expect(within).toContain('report\u202etxt.exe')
+
+  // Find stands on a match 99,000 characters along a line: it is scrolled into view across.
+  await content.focus()
+  await page.keyboard.press('ControlOrMeta+F')
+  const find = memory.pane.getByRole('searchbox', { name: 'Find in file' })
+  await find.fill('kingfisher')
+  const status = memory.pane.getByRole('search', { name: 'Find in atlas.md' }).getByRole('status')
+  await expect(status).toHaveText('1 of 1')
+  const mark = content.locator('mark.mem-find-hit')
+  await expect(mark).toHaveText('kingfisher')
+  await expect(mark).toBeInViewport()
+  await shootBoth(page, cairn, 'file-lines-long-line-find')
+  // In a small window, found again from the start of the line.
+  await page.setViewportSize({ width: 880, height: 560 })
+  await find.fill('')
+  await content.evaluate((element) => {
+    element.scrollLeft = 0
+  })
+  await find.fill('kingfisher')
+  await expect(status).toHaveText('1 of 1')
+  // The box keeps room for what is typed in a narrow pane (it was 20 px wide, the buttons
+  // beside it), and the buttons stay in reach.
+  expect((await find.boundingBox())!.width).toBeGreaterThan(120)
+  await expect(memory.pane.getByRole('button', { name: 'Close' })).toBeVisible()
+  // The pane scrolls down to the lines (the region itself is not scrolled so).
+  await content.evaluate((element) => element.scrollIntoView({ block: 'end' }))
+  await expect(mark).toBeInViewport()
+  expect(await content.evaluate((element) => element.scrollLeft)).toBeGreaterThan(500_000)
+  await shootBoth(page, cairn, 'file-lines-long-line-find-small')
+})
+
+test('a selection from line 5 to line 9,000 copies the same once the view is scrolled back to the top', async ({
+  page,
+  cairn,
+}) => {
+  test.setTimeout(120_000)
+  const all = lines(10_000)
+  await writeFile(path.join(cairn.dataDir, 'memories', 'atlas.md'), `${all.join('\n')}\n`)
+  await page.setViewportSize({ width: 1440, height: 900 })
+  await cairn.open(page)
+  const memory = new MemoryPage(page)
+  await memory.openFile('atlas.md')
+  const content = memory.content('atlas.md')
+  await content.getByText('Line 5: the river').click({ position: { x: 2, y: 5 } })
+  await scrollToLine(content, 8_995)
+  const far = content.getByText(/^Line 9000: the river/)
+  await expect(far).toBeInViewport()
+  await far.click({ position: { x: 30, y: 5 }, modifiers: ['Shift'] })
+  // Back to the top before copying: the row the selection ends on is out of view (it was taken
+  // out of the page, and the copy held lines 2 to 4).
+  await scrollToLine(content, 1)
+  await expect(content.getByText('Line 1: the river')).toBeInViewport()
+  const spanned = (await copied(page, () => page.keyboard.press('ControlOrMeta+C'))).split('\n')
+  expect(spanned).toHaveLength(8_996)
+  expect(spanned.slice(1, -1)).toEqual(all.slice(5, 8_999))
+  expect(all[4]!.endsWith(spanned[0]!)).toBe(true)
+  expect(spanned[0]!.length).toBeGreaterThan(all[4]!.length - 3)
+  expect(spanned.at(-1)).not.toBe('')
+  expect(all[8_999]!.startsWith(spanned.at(-1)!)).toBe(true)
+})

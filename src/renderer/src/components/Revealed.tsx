@@ -3,7 +3,8 @@ import './revealed.css'
 
 /**
  * A line with its invisible characters marked (a bidi override as a marked `U+202E`), so the
- * person sees the text as Claude reads it, not as the characters would make it look.
+ * person sees the text as Claude reads it, not as the characters would make it look. Each mark
+ * holds the characters it stands for (`data-raw`), so a copy can give them back (`file-lines.ts`).
  */
 export function Revealed({ text }: { readonly text: string }) {
   const pieces = revealHidden(text)
@@ -12,7 +13,7 @@ export function Revealed({ text }: { readonly text: string }) {
     piece.kind === 'text' ? (
       <span key={i}>{piece.text}</span>
     ) : (
-      <mark key={i} className="hidden-char" title="An invisible character">
+      <mark key={i} className="hidden-char" title="An invisible character" data-raw={piece.raw}>
         {piece.label}
       </mark>
     ),

@@ -42,13 +42,13 @@ describe('the diff of a pending change', () => {
 })
 
 describe('invisible characters in a diff', () => {
-  it('marks each one by its code, and spells out hidden tag text', () => {
+  it('marks each one by its code, and spells out hidden tag text (each holding its characters)', () => {
     const tags = [...'hi you'].map((c) => String.fromCodePoint(0xe0000 + c.charCodeAt(0))).join('')
     expect(revealHidden(`pass\u200bword${tags}!`)).toEqual([
       { kind: 'text', text: 'pass' },
-      { kind: 'hidden', label: 'U+200B' },
+      { kind: 'hidden', label: 'U+200B', raw: '\u200b' },
       { kind: 'text', text: 'word' },
-      { kind: 'hidden', label: 'hidden text “hi you”' },
+      { kind: 'hidden', label: 'hidden text “hi you”', raw: tags },
       { kind: 'text', text: '!' },
     ])
   })
@@ -56,7 +56,7 @@ describe('invisible characters in a diff', () => {
   it('leaves plain text and emoji joiners as they are', () => {
     expect(revealHidden('Ign\u3164ore')).toEqual([
       { kind: 'text', text: 'Ign' },
-      { kind: 'hidden', label: 'U+3164' },
+      { kind: 'hidden', label: 'U+3164', raw: '\u3164' },
       { kind: 'text', text: 'ore' },
     ])
     expect(revealHidden('Family 👨\u200d👩\u200d👧')).toEqual([

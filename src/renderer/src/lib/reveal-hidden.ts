@@ -6,7 +6,7 @@
 
 export type Piece =
   | { readonly kind: 'text'; readonly text: string }
-  | { readonly kind: 'hidden'; readonly label: string }
+  | { readonly kind: 'hidden'; readonly label: string; readonly raw: string }
 
 // Format characters (zero-width, bidi controls, tags), plus the few invisible ones outside Cf,
 // and every default-ignorable character (drawn as nothing: the Hangul fillers, …) but the
@@ -63,16 +63,22 @@ export function revealHidden(text: string): ReadonlyArray<Piece> {
     flush()
     if (code >= TAG_FIRST && code <= TAG_LAST) {
       let spelled = ''
+      let raw = ''
       while (i < chars.length && isTag(chars[i]!)) {
         const tag = chars[i]!.codePointAt(0)! - TAG_FIRST
         spelled += tag >= 0x20 && tag < 0x7f ? String.fromCharCode(tag) : ''
+        raw += chars[i]!
         i++
       }
       i--
-      pieces.push({ kind: 'hidden', label: `hidden text “${spelled}”` })
+      pieces.push({ kind: 'hidden', label: `hidden text “${spelled}”`, raw })
       continue
     }
-    pieces.push({ kind: 'hidden', label: `U+${code.toString(16).toUpperCase().padStart(4, '0')}` })
+    pieces.push({
+      kind: 'hidden',
+      label: `U+${code.toString(16).toUpperCase().padStart(4, '0')}`,
+      raw: char,
+    })
   }
   flush()
   return pieces

@@ -43,17 +43,17 @@ export function FileLines(props: {
   )
   const [current, setCurrent] = useState(0)
   const hit: LineHit | undefined = hits?.hits[Math.min(current, hits.hits.length - 1)]
-  // The line the selection started on stays drawn while the rest scrolls, so a selection
-  // extended far below (Shift+click, a drag) still starts where the person began it.
-  const [anchorLine, setAnchorLine] = useState<number | null>(null)
+  // The lines the selection starts and ends on stay drawn while the rest scrolls, so a
+  // selection extended far below (Shift+click, a drag) still starts where the person began it,
+  // and still ends where they ended it once they scroll back (its end row, taken out of the
+  // page, left the selection ending at the top of the lines: a copy gave lines 2 to 4).
+  const [ends, setEnds] = useState<readonly [number | null, number | null]>([null, null])
   // Ctrl+A in the lines chose the whole file, which is more than is drawn.
   const wholeFile = useRef(false)
 
   const highlightIndex = props.highlightLine === null ? undefined : props.highlightLine - 1
   const selectedIndex = hit?.line ?? highlightIndex
-  const pinned = [anchorLine, selectedIndex].filter(
-    (i): i is number => i !== null && i !== undefined,
-  )
+  const pinned = [...ends, selectedIndex].filter((i): i is number => i !== null && i !== undefined)
   const { virtualizer, margin } = useWindowedRows({
     count: lines.length,
     rowHeight: LINE_HEIGHT,
@@ -63,16 +63,31 @@ export function FileLines(props: {
     selectedIndex,
   })
 
+  // The match Find stands on is brought into view across too: in a line of 100,000 characters
+  // it may lie far to the right of what is in view (the rows only scroll it into view down).
   useEffect(() => {
+    const region = scrollRef.current
+    const mark = hit ? listRef.current?.querySelector('mark.mem-find-hit') : null
+    if (!region || !mark) return
+    const seen = region.getBoundingClientRect()
+    const at = mark.getBoundingClientRect()
+    if (at.left >= seen.left && at.right <= seen.right) return
+    region.scrollLeft += at.left - seen.left - seen.width / 3
+  }, [hit])
+
+  useEffect(() => {
+    const lineOf = (node: Node | null): number | null => {
+      const row =
+        node && (node instanceof Element ? node : node.parentElement)?.closest('[data-line]')
+      return row && listRef.current?.contains(row) ? Number(row.getAttribute('data-line')) : null
+    }
     const onSelection = () => {
       const list = listRef.current
-      const anchor = document.getSelection()?.anchorNode ?? null
+      const selection = document.getSelection()
+      const anchor = selection?.anchorNode ?? null
       if (!list || !anchor || !list.contains(anchor)) return
-      const row = (anchor instanceof Element ? anchor : anchor.parentElement)?.closest(
-        '[data-line]',
-      )
-      const line = row ? Number(row.getAttribute('data-line')) : null
-      setAnchorLine((before) => (before === line ? before : line))
+      const next = [lineOf(anchor), lineOf(selection?.focusNode ?? null)] as const
+      setEnds((before) => (before[0] === next[0] && before[1] === next[1] ? before : next))
     }
     document.addEventListener('selectionchange', onSelection)
     return () => document.removeEventListener('selectionchange', onSelection)

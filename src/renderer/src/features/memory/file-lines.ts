@@ -70,8 +70,9 @@ export function findInLines(
 
 /**
  * What a selection over the line view copies, from the file's own lines: the rows between its
- * ends may not be drawn. Null when the browser's own copy is right (the selection is outside the
- * lines, or within one line).
+ * ends may not be drawn, and an invisible character drawn marked (`Revealed`, "U+200F") copies
+ * as itself, not as its label. Null when the browser's own copy is right (the selection is
+ * outside the lines, or within one line's number).
  */
 export function selectedText(
   list: HTMLElement,
@@ -82,7 +83,7 @@ export function selectedText(
   const range = selection.getRangeAt(0)
   const start = rowAt(list, range.startContainer, range.startOffset, 'start')
   const end = rowAt(list, range.endContainer, range.endOffset, 'end')
-  if (!start || !end || start.line === end.line) return null
+  if (!start || !end) return null
   const part = (row: Row, from: 'boundary' | 'start', to: 'boundary' | 'end'): string => {
     const whole = lines[row.line] ?? ''
     const span = row.element.querySelector('.mem-code-text')
@@ -90,7 +91,10 @@ export function selectedText(
     const piece = range.cloneRange()
     if (from === 'start') piece.setStart(span, 0)
     if (to === 'end') piece.setEnd(span, span.childNodes.length)
-    return piece.toString()
+    return textIn(span, piece)
+  }
+  if (start.line === end.line) {
+    return start.inText && end.inText ? part(start, 'boundary', 'boundary') : null
   }
   // An end on the row itself or in its number (not in its text) takes the line whole, or none.
   const first = start.inText ? part(start, 'boundary', 'end') : (lines[start.line] ?? '')
@@ -100,6 +104,25 @@ export function selectedText(
       ? (lines[end.line] ?? '')
       : ''
   return [first, ...lines.slice(start.line + 1, end.line), last].join('\n')
+}
+
+/**
+ * The characters of a line's text (`span`) that `range` covers, each marked invisible character
+ * as the characters it stands for (its `data-raw`), whole once any of its label is covered.
+ */
+function textIn(span: Element, range: Range): string {
+  let text = ''
+  const walker = span.ownerDocument.createTreeWalker(span, NodeFilter.SHOW_TEXT)
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!range.intersectsNode(node)) continue
+    const data = (node as Text).data
+    const from = node === range.startContainer ? range.startOffset : 0
+    const to = node === range.endContainer ? range.endOffset : data.length
+    if (to <= from) continue
+    const raw = node.parentElement?.closest('.hidden-char')?.getAttribute('data-raw')
+    text += raw ?? data.slice(from, to)
+  }
+  return text
 }
 
 interface Row {
