@@ -135,7 +135,7 @@ for (const scheme of ['light', 'dark'] as const) {
 
     await chat.send('Emphasise it.')
     await expect(chat.replies()).toHaveCount(3)
-    await expect(chat.lastReply()).toContainText('too many * and _ marks to format quickly')
+    await expect(chat.lastReply()).toContainText('too many *, _, ~ or [ marks to format quickly')
     await expect(chat.lastReply()).toContainText('*_*_*_x_*_*_*')
     await expect(chat.composer).toBeEnabled()
 
@@ -153,7 +153,7 @@ for (const scheme of ['light', 'dark'] as const) {
     await memory.openFile('bold.md')
     await memory.fileActions().getByRole('button', { name: 'Preview' }).click()
     await expect(memory.content('bold.md')).toContainText(
-      'too many * and _ marks to format quickly',
+      'too many *, _, ~ or [ marks to format quickly',
     )
     await expect(memory.content('bold.md')).toContainText('****bold****')
     await expect(chat.replies().nth(1).getByText('normal', { exact: true })).toBeVisible()

@@ -1,10 +1,5 @@
 import { Component, type ReactNode } from 'react'
-import {
-  emphasisRuns,
-  markdownDepth,
-  MAX_EMPHASIS_RUNS,
-  MAX_MARKDOWN_DEPTH,
-} from '../lib/markdown-depth'
+import { unformattable } from '../lib/markdown-depth'
 import './components.css'
 
 /** `text` exactly as written, with a short note saying why it is not formatted. */
@@ -60,27 +55,24 @@ class Boundary extends Component<BoundaryProps, BoundaryState> {
   }
 }
 
+const NOTES = {
+  depth: 'Shown as plain text: it nests quotes or lists too deeply to format.',
+  marks: 'Shown as plain text: it nests too many *, _, ~ or [ marks to format quickly.',
+  streaming: 'Shown as plain text until the reply is complete, then formatted.',
+} as const
+
 /**
  * Formatted markdown (`children`, rendered from `text`) that can never blank or freeze the
- * window: text nested too deeply for the parser, a paragraph of thousands of emphasis marks, or
- * any render error, shows `text` plain with a short note.
+ * window: text nested too deeply for the parser, a paragraph of thousands of nested inline
+ * marks, or any render error, shows `text` plain with a short note. While `streaming`, text
+ * costly to format at every delta shows plain until it is complete.
  */
-export function GuardedMarkdown({ text, children }: BoundaryProps) {
-  if (markdownDepth(text) > MAX_MARKDOWN_DEPTH) {
-    return (
-      <PlainText
-        text={text}
-        note="Shown as plain text: it nests quotes or lists too deeply to format."
-      />
-    )
-  }
-  if (emphasisRuns(text) > MAX_EMPHASIS_RUNS) {
-    return (
-      <PlainText
-        text={text}
-        note="Shown as plain text: it holds too many * and _ marks to format quickly."
-      />
-    )
-  }
+export function GuardedMarkdown({
+  text,
+  streaming = false,
+  children,
+}: BoundaryProps & { readonly streaming?: boolean }) {
+  const why = unformattable(text, streaming)
+  if (why) return <PlainText text={text} note={NOTES[why]} />
   return <Boundary text={text}>{children}</Boundary>
 }

@@ -109,11 +109,18 @@ function useHighlighting(text: string): Plugins | undefined {
  * Claude's markdown: GFM (tables, task lists), highlighted code, never raw HTML (`skipHtml`,
  * no rehype-raw). A reply that cannot be formatted shows as plain text, never a blank window.
  */
-export const Markdown = memo(function Markdown({ text }: { readonly text: string }) {
+export const Markdown = memo(function Markdown({
+  text,
+  streaming = false,
+}: {
+  readonly text: string
+  /** More of the reply is still coming: costly text waits to be formatted once, at its end. */
+  readonly streaming?: boolean
+}) {
   const rehypePlugins = useHighlighting(text)
   return (
     <div className="markdown">
-      <GuardedMarkdown text={text}>
+      <GuardedMarkdown text={text} streaming={streaming}>
         <ReactMarkdown
           skipHtml
           remarkPlugins={[remarkGfm]}

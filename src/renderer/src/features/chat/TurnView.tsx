@@ -42,7 +42,7 @@ export const TurnView = memo(function TurnView({
           <div className="reply-body">
             {turn.items.map((item) =>
               item.kind === 'text' ? (
-                <Markdown key={item.key} text={item.text} />
+                <Markdown key={item.key} text={item.text} streaming={running && item === last} />
               ) : (
                 <ToolCard
                   key={item.key}
