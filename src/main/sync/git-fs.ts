@@ -146,7 +146,7 @@ export function fetchFs(
           // object whole, a file of some GB (packed to a few MB) among them. Up to a few times
           // what the history versions it may: the sync's own check then refuses it by name.
           if (name.startsWith(packs) && name.endsWith('.pack') && typeof data !== 'string') {
-            const problem = packSizeProblem(data, PACK_OBJECT_CAP)
+            const problem = packSizeProblem(data, PACK_OBJECT_CAP, PACK_CHAIN_BUDGET)
             if (problem) throw packRefused(problem, MAX_VERSIONED_BYTES)
           }
           // A pack this fetch brings (`onPack`), told only when it was not there before: the same
@@ -195,6 +195,13 @@ const FETCH_KEEP = '.keep'
 
 /** The largest object a fetched pack may hold before it is indexed (`packSizeProblem`). */
 export const PACK_OBJECT_CAP = 4 * MAX_VERSIONED_BYTES
+
+/**
+ * The most a fetched pack's delta chain may add up to (its objects' whole sizes), since the
+ * indexer keeps every result along a deep chain: a 1 MiB file's chain 250 deep (`git gc
+ * --aggressive`) is 250 MiB and passes; a 32 MiB file's passes 8 deep.
+ */
+export const PACK_CHAIN_BUDGET = 8 * MAX_VERSIONED_BYTES
 
 /**
  * What such a file begins with: told apart from a `.keep` a person made with git, which stays.

@@ -4,12 +4,14 @@
  * header said, each found without inflating it whole.
  */
 import { execFileSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { deflateSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { fetchFs, PACK_CHAIN_BUDGET, PACK_OBJECT_CAP } from './git-fs'
 import { packSizeProblem } from './pack-sizes'
 
 const CAP = 32 * 2 ** 20
@@ -36,12 +38,47 @@ function varint(value: number): Buffer {
   return Buffer.from(out)
 }
 
+/** git's ofs-delta base offset: 7 bits a byte, each further byte adding one first. */
+function offsetVarint(value: number): Buffer {
+  const out = [value & 0x7f]
+  while ((value = Math.floor(value / 128)) > 0) out.unshift(0x80 | (--value & 0x7f))
+  return Buffer.from(out)
+}
+
 function pack(...objects: Buffer[]): Buffer {
   const head = Buffer.alloc(12)
   head.write('PACK', 0, 'latin1')
   head.writeUInt32BE(2, 4)
   head.writeUInt32BE(objects.length, 8)
   return Buffer.concat([head, ...objects, Buffer.alloc(20)])
+}
+
+/**
+ * A blob of `unit` bytes, then deltas each making `result(n)` bytes (copies of the blob's
+ * first `unit`) from the one before.
+ */
+function chain(deltas: number, unit: number, result: (n: number) => number): Buffer {
+  const copy = Buffer.from([0xf0, unit & 0xff, (unit >> 8) & 0xff, (unit >> 16) & 0xff])
+  const objects = [header(3, unit), deflateSync(Buffer.alloc(unit))]
+  let previous = 12
+  let offset = 12 + objects[0]!.length + objects[1]!.length
+  for (let n = 0; n < deltas; n++) {
+    const data = Buffer.concat([
+      varint(n === 0 ? unit : result(n - 1)),
+      varint(result(n)),
+      ...Array.from({ length: result(n) / unit }, () => copy),
+    ])
+    const delta = [header(6, data.length), offsetVarint(offset - previous), deflateSync(data)]
+    objects.push(...delta)
+    previous = offset
+    offset += delta.reduce((sum, part) => sum + part.length, 0)
+  }
+  // As git writes it: its count of objects, and its checksum last.
+  const built = pack(...objects)
+  built.writeUInt32BE(deltas + 1, 8)
+  const body = built.subarray(0, built.length - 20)
+  createHash('sha1').update(body).digest().copy(built, body.length)
+  return built
 }
 
 let scratch: string
@@ -140,5 +177,66 @@ describe('a fetched pack’s sizes', () => {
       deflateSync(delta),
     )
     expect(packSizeProblem(padDelta, CAP)).toEqual({ kind: 'unreadable' })
+  })
+
+  it('refuses a chain of deltas whose results add up past the budget, each under the cap', () => {
+    // git reads the builder's packs as built: a chain of three deltas on the blob.
+    const file = path.join(scratch, 'chain.pack')
+    writeFileSync(
+      file,
+      chain(3, 1000, (n) => (n + 2) * 1000),
+    )
+    execFileSync('git', ['index-pack', file])
+    expect(
+      execFileSync('git', ['verify-pack', '-v', file.replace(/\.pack$/, '.idx')]).toString(),
+    ).toMatch(/chain length = 3: 1 object/)
+    // An 8 MiB blob, then deltas of 128 MiB results (the cap, so each passed): a few KB on
+    // disk. isomorphic-git's indexer keeps every result along the chain (551 MB more for the
+    // process at one delta, 1.45 GB at eight); the old check passed it.
+    const MiB = 2 ** 20
+    const cap = 128 * MiB
+    const budget = 256 * MiB
+    const one = chain(1, 8 * MiB, () => cap)
+    // 8 + 128 MiB: within the budget.
+    expect(packSizeProblem(one, cap, budget)).toBeNull()
+    const eight = chain(8, 8 * MiB, () => cap)
+    expect(eight.length).toBeLessThan(16 * 1024)
+    expect(packSizeProblem(eight, cap)).toBeNull()
+    // 8 + 128 + 128 MiB at the second delta already.
+    expect(packSizeProblem(eight, cap, budget)).toEqual({
+      kind: 'chain',
+      size: 8 * MiB + 2 * cap,
+      budget,
+    })
+  })
+
+  it('counts a ref-delta’s base as every object the pack holds', () => {
+    const base = Buffer.from('base\n')
+    const delta = Buffer.concat([varint(base.length), varint(1000), Buffer.from([0x91, 0, 5])])
+    const refd = pack(
+      header(3, 600),
+      deflateSync(Buffer.alloc(600)),
+      header(7, delta.length),
+      Buffer.alloc(20, 0xab),
+      deflateSync(delta),
+    )
+    // Its own 1000 bytes, and all 1600 the pack holds.
+    expect(packSizeProblem(refd, 2000, 2600)).toBeNull()
+    expect(packSizeProblem(refd, 2000, 2500)).toEqual({ kind: 'chain', size: 2600, budget: 2500 })
+  })
+
+  it('refuses such a chain in a fetch before it is written, naming what it would take', async () => {
+    const gitdir = path.join(scratch, 'fetched.git')
+    const packs = path.join(gitdir, 'objects', 'pack')
+    await mkdir(packs, { recursive: true })
+    const { fs } = fetchFs(gitdir)
+    const hostile = chain(2, 8 * 2 ** 20, () => PACK_OBJECT_CAP)
+    await expect(
+      fs.promises.writeFile(path.join(packs, `pack-${'a'.repeat(40)}.pack`), hostile),
+    ).rejects.toMatchObject({
+      code: 'sync-unsafe-content',
+      message: `The remote holds versions of a file stacked on one another that would take 264 MB to unpack (Cairn unpacks up to ${PACK_CHAIN_BUDGET / 2 ** 20} MB at once). Nothing was changed.`,
+    })
+    expect(await readdir(packs)).toEqual([])
   })
 })

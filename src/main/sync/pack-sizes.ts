@@ -11,9 +11,15 @@
 import { inflateSync } from 'node:zlib'
 import { CairnError } from '../lib/errors'
 
-/** Why a pack may not be indexed (`size`: what its largest object would take), or null. */
+/**
+ * Why a pack may not be indexed, or null: `too-large`, its largest object (`size`); `chain`, a
+ * delta chain whose results add up past the budget (`size`: their sum).
+ */
 export type PackSizeProblem =
-  { readonly kind: 'too-large'; readonly size: number } | { readonly kind: 'unreadable' } | null
+  | { readonly kind: 'too-large'; readonly size: number }
+  | { readonly kind: 'chain'; readonly size: number; readonly budget: number }
+  | { readonly kind: 'unreadable' }
+  | null
 
 const OFS_DELTA = 6
 const REF_DELTA = 7
@@ -23,20 +29,43 @@ const REF_DELTA = 7
  * or one that inflates past the size its header gives. Inflates each object once, never past
  * that size; a pack it cannot walk (cut short) is left to the indexer, which says so. A size
  * longer than git ever writes is refused as unreadable.
+ *
+ * Then each object's delta chain, its result and every base's down to a whole object, whose
+ * sizes add up past `chainBudget`: isomorphic-git's indexer resolves a chain deeper than 3 by
+ * keeping every result along it until the pack is indexed, so a pack of 8 KB (an 8 MiB blob,
+ * then deltas of 128 MiB results each) took 551 MB more of the process at one delta, 1.45 GB at
+ * eight; some thirty stopped Cairn. An ofs-delta's base is the object at its offset; a
+ * ref-delta's is named by id, which the headers do not give, so it counts as every object the
+ * pack holds (a fetch asks for ofs-deltas: git sends ref-deltas only when asked not to).
  */
-export function packSizeProblem(pack: Uint8Array, cap: number): PackSizeProblem {
+export function packSizeProblem(
+  pack: Uint8Array,
+  cap: number,
+  chainBudget = Infinity,
+): PackSizeProblem {
   const bytes = Buffer.from(pack.buffer, pack.byteOffset, pack.byteLength)
   if (bytes.length < 12 || bytes.toString('latin1', 0, 4) !== 'PACK') return null
   const count = bytes.readUInt32BE(8)
+  // By offset: the sizes along each object's chain, and whether a ref-delta is among them.
+  const chains = new Map<number, { sum: number; viaRef: boolean }>()
+  let total = 0
+  const chainProblem = (): PackSizeProblem => {
+    for (const { sum, viaRef } of chains.values()) {
+      const size = viaRef ? sum + total : sum
+      if (size > chainBudget) return { kind: 'chain', size, budget: chainBudget }
+    }
+    return null
+  }
   let at = 12
   for (let n = 0; n < count; n++) {
-    if (at >= bytes.length) return null
+    if (at >= bytes.length) return chainProblem()
+    const start = at
     let byte = bytes[at++] as number
     const type = (byte >> 4) & 7
     let size = byte & 15
     let shift = 4
     while (byte & 0x80) {
-      if (at >= bytes.length) return null
+      if (at >= bytes.length) return chainProblem()
       // Longer than any size git writes (53 bits): the indexer reads it 32 bits at a time
       // (`<<` wraps), so a padded header passed here while it inflated the data whole.
       if (shift > 49) return { kind: 'unreadable' }
@@ -45,11 +74,22 @@ export function packSizeProblem(pack: Uint8Array, cap: number): PackSizeProblem 
       shift += 7
     }
     if (size > cap) return { kind: 'too-large', size }
+    // What this object's chain holds before its own result: its base's chain.
+    let below: { sum: number; viaRef: boolean } = { sum: 0, viaRef: false }
     if (type === OFS_DELTA) {
+      // git's offset varint (each further byte adds one before the shift).
+      let back = 0
+      let first = true
       do {
-        if (at >= bytes.length) return null
-      } while ((bytes[at++] as number) & 0x80)
+        if (at >= bytes.length) return chainProblem()
+        byte = bytes[at++] as number
+        back = (first ? 0 : (back + 1) * 128) + (byte & 0x7f)
+        first = false
+      } while (byte & 0x80)
+      // A base at no object's offset is the indexer's to refuse.
+      below = chains.get(start - back) ?? below
     } else if (type === REF_DELTA) {
+      below = { sum: 0, viaRef: true }
       at += 20
     }
     let data: Buffer
@@ -66,8 +106,9 @@ export function packSizeProblem(pack: Uint8Array, cap: number): PackSizeProblem 
       // else (a pack cut short) is the indexer's to say, as before.
       return (error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE'
         ? { kind: 'unreadable' }
-        : null
+        : chainProblem()
     }
+    let result = size
     if (type === OFS_DELTA || type === REF_DELTA) {
       // A delta's data begins with its base's size, then its result's (git's varints).
       let pos = 0
@@ -76,7 +117,7 @@ export function packSizeProblem(pack: Uint8Array, cap: number): PackSizeProblem 
         let step = 0
         let b: number
         do {
-          if (pos >= data.length) return null
+          if (pos >= data.length) return chainProblem()
           // As the header's: the indexer would read a padded one as another size.
           if (step > 49) return { kind: 'unreadable' }
           b = data[pos++] as number
@@ -84,11 +125,14 @@ export function packSizeProblem(pack: Uint8Array, cap: number): PackSizeProblem 
           step += 7
         } while (b & 0x80)
         if (which === 'result' && value > cap) return { kind: 'too-large', size: value }
+        result = value
       }
     }
+    chains.set(start, { sum: below.sum + result, viaRef: below.viaRef })
+    total += result
     at += used
   }
-  return null
+  return chainProblem()
 }
 
 /** The refusal of a fetched pack `packSizeProblem` found a problem in: nothing was written. */
@@ -98,6 +142,8 @@ export function packRefused(problem: NonNullable<PackSizeProblem>, cap: number):
     'sync-unsafe-content',
     problem.kind === 'too-large'
       ? `The remote holds a file Cairn will not put in your memory folder: one of ${mb(problem.size)} (too large; Cairn versions files up to ${mb(cap)}). Nothing was changed; remove it from the remote to sync.`
-      : 'The remote sent a file larger than it said it was, which Cairn will not unpack. Nothing was changed.',
+      : problem.kind === 'chain'
+        ? `The remote holds versions of a file stacked on one another that would take ${mb(problem.size)} to unpack (Cairn unpacks up to ${mb(problem.budget)} at once). Nothing was changed.`
+        : 'The remote sent a file larger than it said it was, which Cairn will not unpack. Nothing was changed.',
   )
 }
