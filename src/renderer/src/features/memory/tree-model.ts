@@ -69,11 +69,21 @@ export function visibleRows(
   return rows
 }
 
-/** Sizes as file managers show them: `512 B`, `1.4 KB`, `2.0 MB`. */
+/**
+ * Sizes as file managers show them: `512 B`, `1.4 KB`, `2.0 MB`. A size that rounds to 1024.0
+ * of a unit is shown as 1.0 of the next (`1.0 MB`, never `1024.0 KB`), the rule the Memory
+ * tool's own listing follows.
+ */
 export function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`
+  const units = ['KB', 'MB', 'GB']
+  let size = bytes / 1024
+  let unit = 0
+  while (Number(size.toFixed(1)) >= 1024 && unit < units.length - 1) {
+    size /= 1024
+    unit++
+  }
+  return `${size.toFixed(1)} ${units[unit]}`
 }
 
 /** True for names the rendered-markdown toggle applies to. */
