@@ -10,7 +10,7 @@ import path from 'node:path'
 import type { ChangeResult, Conversation } from '../src/shared/types'
 import { claudeTurn, create, reply, strReplace } from './fixtures/claude-turns'
 import { withLargeHistory } from './fixtures/large-history'
-import { expect, shoot, test } from './fixtures/screens'
+import { expect, shoot, shootBoth, test } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
 import { FullHistoryPage } from './pages/full-history.page'
 import { tabTo } from './pages/review.page'
@@ -247,7 +247,20 @@ test('"Memory at this reply" after a reset --hard and a gc outside Cairn says so
   await expect(memory.pane).toContainText(/rewritten outside Cairn/)
   await expect(memory.pane).not.toContainText(cairn.dataDir)
   await expect(memory.pane).not.toContainText(/Error:|at \w+ \(/)
+  // Said once (the tree and the open file each said it), with no Retry that cannot succeed and
+  // no comparison that cannot be made.
+  await expect(memory.pane.getByText(/no longer in the history/)).toHaveCount(1)
+  await expect(memory.pane.getByRole('button', { name: 'Retry' })).toHaveCount(0)
+  await expect(memory.pane.getByRole('button', { name: 'Compare with now' })).toHaveCount(0)
+  await expect(memory.pane.getByRole('button', { name: 'Back to now' })).toBeVisible()
   await shoot(page, cairn, 'acceptance-12-hostile-reset-away')
+  for (const [width, height] of [
+    [880, 560],
+    [1440, 900],
+  ] as const) {
+    await page.setViewportSize({ width, height })
+    await shootBoth(page, cairn, `acceptance-12-hostile-reset-away-${width}`)
+  }
   expect(cairn.pageErrors).toEqual([])
 })
 
