@@ -87,7 +87,7 @@ for (const size of SIZES) {
   }
 }
 
-test('a line’s reply link follows its conversation’s new title, and says plainly once it is deleted', async ({
+test('a line’s reply link follows its conversation’s new title, and gives way to plain words once it is deleted', async ({
   page,
   cairn,
   anthropic,
@@ -118,18 +118,41 @@ test('a line’s reply link follows its conversation’s new title, and says pla
   })
   await expect(link).toHaveCount(1)
 
-  // Deleted: following the link says so in a sentence, and nothing else breaks.
+  // Deleted: the gutter says so where the link was, and offers no link that leads nowhere
+  // (it read "in “A conversation”" and led to a plain "no longer exists").
+  await page.setViewportSize({ width: 1440, height: 900 })
   await cairn.core.dispatch('conversations:delete', { id })
-  const stale = line.getByRole('button', { name: /^Open the reply that wrote this/ })
-  await stale.click()
-  const chat = new ChatPage(page)
-  const banner = page.getByText('This conversation no longer exists')
-  await expect(banner).toBeVisible()
+  const gone = line.getByTitle('The conversation Claude wrote this in has been deleted')
+  // In full where the gutter is wide, briefly where it is narrow (as "Reply" was).
+  const shown = () => gone.evaluate((element) => (element as HTMLElement).innerText)
+  await expect(gone).toBeVisible()
+  expect(await shown()).toMatch(/^(Conversation deleted|Chat deleted)$/)
+  await expect(line.getByRole('button', { name: /^Open the reply that wrote this/ })).toHaveCount(0)
+  await expect(line.getByRole('button', { name: /^Claude, .*Open this change$/ })).toHaveCount(1)
+  await expect(page.getByText('This conversation no longer exists')).toHaveCount(0)
+  await shootBoth(page, cairn, 'blame-conversation-deleted-1440')
+  await page.setViewportSize({ width: 880, height: 560 })
+  await expect(gone).toBeVisible()
+  expect(await shown()).toBe('Chat deleted')
+  await shootBoth(page, cairn, 'blame-conversation-deleted-880')
+
+  // The Memory tab's blame says the same.
+  await page.keyboard.press('Escape')
+  await expect(history.view).toBeHidden()
+  const memory = new MemoryPage(page)
+  await memory.openFile('notes.md')
+  await memory.fileActions().getByRole('button', { name: 'Blame' }).click()
+  const side = memory.pane
+    .getByRole('region', { name: 'Blame of notes.md' })
+    .getByTitle('The conversation Claude wrote this in has been deleted')
+  await expect(side.first()).toHaveText('Chat deleted')
   await expect(
-    page.getByText('It may have been deleted. Your memory files are not affected.'),
-  ).toBeVisible()
+    memory.pane.getByRole('button', { name: /^Open the reply that wrote this/ }),
+  ).toHaveCount(0)
+  await shootBoth(page, cairn, 'blame-conversation-deleted-memory-880')
+  await page.setViewportSize({ width: 1440, height: 900 })
+  await shootBoth(page, cairn, 'blame-conversation-deleted-memory-1440')
   await expect(page.getByRole('main', { name: 'Chat' })).not.toContainText(cairn.dataDir)
-  await expect(chat.transcript.getByRole('region', { name: /^Memory create/ })).toHaveCount(0)
   expect(cairn.pageErrors).toEqual([])
 })
 

@@ -114,15 +114,16 @@ export function MemoryBrowser() {
   // Memory at a reply whose version the history no longer holds (rewritten outside Cairn): said
   // once, without a Retry that cannot bring it back, and no file of it is opened.
   const thenGone = readOnly && tree.errorCode === 'not-found'
-  const { titleOf } = useConversationTitles()
+  const { titleOf, deleted } = useConversationTitles()
   const { openFullHistory, showReply } = navigation
   const blameActions = useMemo<BlameActions>(
     () => ({
       openCommit: (commit) => openFullHistory({ oid: commit.oid }),
       openReply: showReply,
       conversationTitle: titleOf,
+      conversationDeleted: deleted,
     }),
-    [openFullHistory, showReply, titleOf],
+    [openFullHistory, showReply, titleOf, deleted],
   )
   const stats = useMemoryStats()
   const [order, setOrder] = useState<FileOrder>('name')
