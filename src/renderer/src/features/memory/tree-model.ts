@@ -1,4 +1,5 @@
 import type { MemoryEntry } from '../../../../shared/types'
+import { scaledSize } from '../../../../shared/sizes'
 
 /** One visible row of the memory tree. */
 export interface TreeRow {
@@ -76,14 +77,7 @@ export function visibleRows(
  */
 export function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`
-  const units = ['KB', 'MB', 'GB']
-  let size = bytes / 1024
-  let unit = 0
-  while (Number(size.toFixed(1)) >= 1024 && unit < units.length - 1) {
-    size /= 1024
-    unit++
-  }
-  return `${size.toFixed(1)} ${units[unit]}`
+  return scaledSize(bytes, ['KB', 'MB', 'GB'], ' ')
 }
 
 /** True for names the rendered-markdown toggle applies to. */
