@@ -10,7 +10,7 @@ import path from 'node:path'
 import type { ChangeResult, Conversation } from '../src/shared/types'
 import { claudeTurn, create, reply, strReplace } from './fixtures/claude-turns'
 import { withLargeHistory } from './fixtures/large-history'
-import { expect, shoot, test } from './fixtures/screens'
+import { expect, shoot, shootBoth, test } from './fixtures/screens'
 import { ChatPage } from './pages/chat.page'
 import { FullHistoryPage } from './pages/full-history.page'
 import { tabTo } from './fixtures/keyboard'
@@ -87,7 +87,7 @@ for (const size of SIZES) {
   }
 }
 
-test('a line’s reply link follows its conversation’s new title, and says plainly once it is deleted', async ({
+test('a line’s reply link follows its conversation’s new title, and gives way to plain words once it is deleted', async ({
   page,
   cairn,
   anthropic,
@@ -118,18 +118,41 @@ test('a line’s reply link follows its conversation’s new title, and says pla
   })
   await expect(link).toHaveCount(1)
 
-  // Deleted: following the link says so in a sentence, and nothing else breaks.
+  // Deleted: the gutter says so where the link was, and offers no link that leads nowhere
+  // (it read "in “A conversation”" and led to a plain "no longer exists").
+  await page.setViewportSize({ width: 1440, height: 900 })
   await cairn.core.dispatch('conversations:delete', { id })
-  const stale = line.getByRole('button', { name: /^Open the reply that wrote this/ })
-  await stale.click()
-  const chat = new ChatPage(page)
-  const banner = page.getByText('This conversation no longer exists')
-  await expect(banner).toBeVisible()
+  const gone = line.getByTitle('The conversation Claude wrote this in has been deleted')
+  // In full where the gutter is wide, briefly where it is narrow (as "Reply" was).
+  const shown = () => gone.evaluate((element) => (element as HTMLElement).innerText)
+  await expect(gone).toBeVisible()
+  expect(await shown()).toMatch(/^(Conversation deleted|Chat deleted)$/)
+  await expect(line.getByRole('button', { name: /^Open the reply that wrote this/ })).toHaveCount(0)
+  await expect(line.getByRole('button', { name: /^Claude, .*Open this change$/ })).toHaveCount(1)
+  await expect(page.getByText('This conversation no longer exists')).toHaveCount(0)
+  await shootBoth(page, cairn, 'blame-conversation-deleted-1440')
+  await page.setViewportSize({ width: 880, height: 560 })
+  await expect(gone).toBeVisible()
+  expect(await shown()).toBe('Chat deleted')
+  await shootBoth(page, cairn, 'blame-conversation-deleted-880')
+
+  // The Memory tab's blame says the same.
+  await page.keyboard.press('Escape')
+  await expect(history.view).toBeHidden()
+  const memory = new MemoryPage(page)
+  await memory.openFile('notes.md')
+  await memory.fileActions().getByRole('button', { name: 'Blame' }).click()
+  const side = memory.pane
+    .getByRole('region', { name: 'Blame of notes.md' })
+    .getByTitle('The conversation Claude wrote this in has been deleted')
+  await expect(side.first()).toHaveText('Chat deleted')
   await expect(
-    page.getByText('It may have been deleted. Your memory files are not affected.'),
-  ).toBeVisible()
+    memory.pane.getByRole('button', { name: /^Open the reply that wrote this/ }),
+  ).toHaveCount(0)
+  await shootBoth(page, cairn, 'blame-conversation-deleted-memory-880')
+  await page.setViewportSize({ width: 1440, height: 900 })
+  await shootBoth(page, cairn, 'blame-conversation-deleted-memory-1440')
   await expect(page.getByRole('main', { name: 'Chat' })).not.toContainText(cairn.dataDir)
-  await expect(chat.transcript.getByRole('region', { name: /^Memory create/ })).toHaveCount(0)
   expect(cairn.pageErrors).toEqual([])
 })
 
@@ -247,7 +270,20 @@ test('"Memory at this reply" after a reset --hard and a gc outside Cairn says so
   await expect(memory.pane).toContainText(/rewritten outside Cairn/)
   await expect(memory.pane).not.toContainText(cairn.dataDir)
   await expect(memory.pane).not.toContainText(/Error:|at \w+ \(/)
+  // Said once (the tree and the open file each said it), with no Retry that cannot succeed and
+  // no comparison that cannot be made.
+  await expect(memory.pane.getByText(/no longer in the history/)).toHaveCount(1)
+  await expect(memory.pane.getByRole('button', { name: 'Retry' })).toHaveCount(0)
+  await expect(memory.pane.getByRole('button', { name: 'Compare with now' })).toHaveCount(0)
+  await expect(memory.pane.getByRole('button', { name: 'Back to now' })).toBeVisible()
   await shoot(page, cairn, 'acceptance-12-hostile-reset-away')
+  for (const [width, height] of [
+    [880, 560],
+    [1440, 900],
+  ] as const) {
+    await page.setViewportSize({ width, height })
+    await shootBoth(page, cairn, `acceptance-12-hostile-reset-away-${width}`)
+  }
   expect(cairn.pageErrors).toEqual([])
 })
 

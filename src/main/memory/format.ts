@@ -1,6 +1,7 @@
 /** Output formats of the `view` command and the 16,000-character cap. Pure. */
 
 import { LISTING_HEADER_START } from '../../shared/listing'
+import { scaledSize } from '../../shared/sizes'
 import { cutText } from '../lib/text'
 import { LINE_NUMBER_WIDTH, numberLine, splitLines } from './text-model'
 
@@ -16,15 +17,7 @@ export const MAX_VIEW_CHARS = 16_000
 /** Human size as the official listing shows it: `0B`, `512B`, `1.5K`, `4.0K`, `2.3M`. */
 export function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes}B`
-  const units = ['K', 'M', 'G', 'T']
-  let size = bytes / 1024
-  let unit = 0
-  // A size that rounds to 1024.0 of a unit is shown as 1.0 of the next (`1.0M`, never `1024.0K`).
-  while (Number(size.toFixed(1)) >= 1024 && unit < units.length - 1) {
-    size /= 1024
-    unit++
-  }
-  return `${size.toFixed(1)}${units[unit]}`
+  return scaledSize(bytes, ['K', 'M', 'G', 'T'])
 }
 
 /** One entry of a directory listing. `path` is virtual; directories end with `/`. */

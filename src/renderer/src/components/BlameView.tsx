@@ -18,6 +18,8 @@ export interface BlameActions {
   openCommit(commit: CommitSummary): void
   openReply(conversationId: string, toolUseId: string): void
   conversationTitle(id: string): string
+  /** True when the conversation is known to be deleted: the gutter says so, with no link. */
+  conversationDeleted(id: string): boolean
 }
 
 /**
@@ -140,6 +142,14 @@ function BlameGutter(props: {
   const conversationId = machine ? null : commit.conversationId
   const { toolUseId } = commit
   const said = sentence(commit, null, now, { thisMachine })
+  // Claude's line leads to the reply that wrote it; once its conversation is deleted, the
+  // gutter says so instead of offering a link that leads nowhere.
+  const reply =
+    who !== 'claude' || !conversationId || !toolUseId
+      ? null
+      : actions.conversationDeleted(conversationId)
+        ? 'gone'
+        : 'link'
   return (
     <span className="blame-info">
       <button
@@ -164,7 +174,19 @@ function BlameGutter(props: {
           )}
         </span>
       </button>
-      {who === 'claude' && conversationId && toolUseId && (
+      {reply === 'gone' && (
+        <span
+          className="blame-reply blame-reply-gone"
+          title="The conversation Claude wrote this in has been deleted"
+        >
+          {props.compact ? (
+            'Chat deleted'
+          ) : (
+            <Narrowed long="Conversation deleted" short="Chat deleted" />
+          )}
+        </span>
+      )}
+      {reply === 'link' && conversationId && toolUseId && (
         <button
           type="button"
           className="conversation-link blame-reply"

@@ -11,11 +11,14 @@ const loadConversations = async () =>
 
 /**
  * Every conversation's id and title as drawn (`shownTitle`), kept current (`conversations:changed`), and a function
- * naming one: links to the conversation a change came from read by its title.
+ * naming one: links to the conversation a change came from read by its title. `deleted` is true
+ * for a conversation the loaded list does not hold (false while it loads): a link to it would
+ * lead nowhere.
  */
 export function useConversationTitles(): {
   readonly conversations: ReadonlyArray<{ readonly id: string; readonly title: string }>
   readonly titleOf: (id: string) => string
+  readonly deleted: (id: string) => boolean
 } {
   const resource = useResource('conversations', loadConversations)
   const { reload } = resource
@@ -25,5 +28,7 @@ export function useConversationTitles(): {
     [resource.value],
   )
   const titleOf = useCallback((id: string) => titles.get(id) ?? 'A conversation', [titles])
-  return { conversations: resource.value ?? [], titleOf }
+  const loaded = resource.value !== undefined
+  const deleted = useCallback((id: string) => loaded && !titles.has(id), [loaded, titles])
+  return { conversations: resource.value ?? [], titleOf, deleted }
 }

@@ -58,7 +58,7 @@ export function useHistory(target: HistoryTarget | null) {
   const [wrap, setWrap] = useState(false)
   const [request, setRequest] = useState<RestoreRequest | null>(null)
   const { notice, show, dismiss } = useNotice()
-  const { conversations, titleOf } = useConversationTitles()
+  const { conversations, titleOf, deleted } = useConversationTitles()
   const { showReply } = useNavigation()
   const thisMachine = useThisMachine()
 
@@ -73,8 +73,9 @@ export function useHistory(target: HistoryTarget | null) {
       openCommit: (commit) => selectOid(commit.oid),
       openReply: showReply,
       conversationTitle: titleOf,
+      conversationDeleted: deleted,
     }),
-    [selectOid, showReply, titleOf],
+    [selectOid, showReply, titleOf, deleted],
   )
 
   // Another feature asked for a commit, a file's history or a conversation's changes.

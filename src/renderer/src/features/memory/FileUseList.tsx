@@ -1,4 +1,4 @@
-import { useMemo, useRef, useState, type RefObject } from 'react'
+import { useCallback, useMemo, useRef, useState, type RefObject } from 'react'
 import type { FileUse } from '../../../../shared/types'
 import { FileIcon, icons } from '../../components/icons'
 import { displayPath, relativeTime, visibleName } from '../../lib/format'
@@ -39,9 +39,13 @@ export function FileUseList(props: {
   )
   // A file chosen elsewhere (a search hit, History's "Show in memory") is scrolled into view.
   const selectedIndex = selected === null ? undefined : indexOf.get(selected)
+  // Rows named by path: a file added or read above the selected one moves it, and the list
+  // stays where one reads instead of jumping back to it.
+  const keyOf = useCallback((index: number) => files[index]!.path, [files])
   const { virtualizer, margin } = useWindowedRows({
     count: files.length,
     rowHeight: ROW_HEIGHT,
+    keyOf,
     listRef,
     scrollRef,
     pinned,

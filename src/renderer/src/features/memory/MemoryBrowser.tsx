@@ -111,15 +111,19 @@ export function MemoryBrowser() {
   const readOnly = then !== null
   const tree = useResource(then ? `then:${then.at ?? 'empty'}` : 'now', loadTree)
   const thenCommit = useSummary(then?.at)
-  const { titleOf } = useConversationTitles()
+  // Memory at a reply whose version the history no longer holds (rewritten outside Cairn): said
+  // once, without a Retry that cannot bring it back, and no file of it is opened.
+  const thenGone = readOnly && tree.errorCode === 'not-found'
+  const { titleOf, deleted } = useConversationTitles()
   const { openFullHistory, showReply } = navigation
   const blameActions = useMemo<BlameActions>(
     () => ({
       openCommit: (commit) => openFullHistory({ oid: commit.oid }),
       openReply: showReply,
       conversationTitle: titleOf,
+      conversationDeleted: deleted,
     }),
-    [openFullHistory, showReply, titleOf],
+    [openFullHistory, showReply, titleOf, deleted],
   )
   const stats = useMemoryStats()
   const [order, setOrder] = useState<FileOrder>('name')
@@ -139,7 +143,7 @@ export function MemoryBrowser() {
   const searched = useDebounced(query).trim()
   const searchKey = searched === '' || readOnly ? null : searched
   const fileKey =
-    selected && selectedEntry?.kind !== 'dir' && !(then && then.at === null)
+    selected && selectedEntry?.kind !== 'dir' && !(then && then.at === null) && !thenGone
       ? JSON.stringify({ path: selected, at: then?.at ?? null })
       : null
   const file = useResource(fileKey, loadFile)
@@ -305,7 +309,7 @@ export function MemoryBrowser() {
           title="Memory at this reply"
           actions={
             <>
-              {then.at && (
+              {then.at && !thenGone && (
                 <button
                   type="button"
                   className="button button-small"
@@ -404,7 +408,7 @@ export function MemoryBrowser() {
       <Notice notice={notice} onDismiss={dismiss} />
       <PendingList />
       {tree.error && (
-        <Banner tone="error" compact onRetry={tree.reload}>
+        <Banner tone="error" compact {...(thenGone ? {} : { onRetry: tree.reload })}>
           {tree.error}
         </Banner>
       )}
@@ -482,7 +486,7 @@ export function MemoryBrowser() {
       <Splitter label="Resize file list" value={split} onChange={setSplit} />
 
       <div className="mem-detail">
-        {comparing && then?.at ? (
+        {thenGone ? null : comparing && then?.at ? (
           <LazyPart fallback={<Loading active label="Loading the comparison…" />}>
             <ComparePanel
               comparison={comparison.value}

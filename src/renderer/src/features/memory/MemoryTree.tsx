@@ -1,4 +1,5 @@
 import {
+  useCallback,
   useLayoutEffect,
   useMemo,
   useRef,
@@ -63,9 +64,13 @@ export function MemoryTree(props: {
   )
   // A file chosen elsewhere (a search hit, History's "Show in memory") is scrolled into view.
   const selectedIndex = selected === null ? undefined : indexOf.get(selected)
+  // Rows named by path: a file added above the selected one (Claude writes while one reads)
+  // moves it, and the tree stays where one reads instead of jumping back to it.
+  const keyOf = useCallback((index: number) => rows[index]!.entry.path, [rows])
   const { virtualizer, margin } = useWindowedRows({
     count: rows.length,
     rowHeight: ROW_HEIGHT,
+    keyOf,
     listRef,
     scrollRef,
     pinned,

@@ -70,6 +70,20 @@ describe('tree model', () => {
       '1.0 MB',
     ])
   })
+
+  it('shows a size that rounds to 1024.0 of a unit as 1.0 of the next, as the listing does', () => {
+    expect([1_048_524, 1_048_525, 1_048_575, 1_048_576].map(formatSize)).toEqual([
+      '1023.9 KB',
+      '1.0 MB',
+      '1.0 MB',
+      '1.0 MB',
+    ])
+    expect([1023 * 1024 * 1024, 1024 ** 3 - 1, 3 * 1024 ** 3].map(formatSize)).toEqual([
+      '1023.0 MB',
+      '1.0 GB',
+      '3.0 GB',
+    ])
+  })
 })
 
 describe('copyNameFor', () => {

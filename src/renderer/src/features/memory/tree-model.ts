@@ -1,4 +1,5 @@
 import type { MemoryEntry } from '../../../../shared/types'
+import { scaledSize } from '../../../../shared/sizes'
 
 /** One visible row of the memory tree. */
 export interface TreeRow {
@@ -69,13 +70,14 @@ export function visibleRows(
   return rows
 }
 
-/** Sizes as file managers show them: `512 B`, `1.4 KB`, `2.0 MB`. */
+/**
+ * Sizes as file managers show them: `512 B`, `1.4 KB`, `2.0 MB`. A size that rounds to 1024.0
+ * of a unit is shown as 1.0 of the next (`1.0 MB`, never `1024.0 KB`), the rule the Memory
+ * tool's own listing follows.
+ */
 export function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`
-  // A size that rounds to 1024.0 KB is 1.0 MB, as the Memory tool's listing says it.
-  const kb = (bytes / 1024).toFixed(1)
-  if (Number(kb) < 1024) return `${kb} KB`
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`
+  return scaledSize(bytes, ['KB', 'MB', 'GB'], ' ')
 }
 
 /** True for names the rendered-markdown toggle applies to. */
