@@ -147,7 +147,7 @@ export function createSearcher(
         const version = await textOf(blob)
         let count = version.damaged ? DAMAGED : 0
         if (version.bytes !== null) {
-          if (byBytes) count = countBytes(version.bytes, needleBytes)
+          if (byBytes) count = countText<Buffer>(version.bytes, needleBytes)
           else if (query.matchCase) count = countText(version.bytes.toString('utf8'), needle)
           else {
             version.lower ??= foldCase(version.bytes.toString('utf8'))
@@ -242,20 +242,11 @@ export function foldCase(text: string): string {
     .join('')
 }
 
-/** `countText` over bytes: occurrences of `needle` in `haystack`, not overlapping. */
-function countBytes(haystack: Buffer, needle: Buffer): number {
-  let count = 0
-  for (
-    let at = haystack.indexOf(needle);
-    at >= 0;
-    at = haystack.indexOf(needle, at + needle.length)
-  ) {
-    count++
-  }
-  return count
-}
-
-function countText(haystack: string, needle: string): number {
+/** Occurrences of `needle` in `haystack` (text, or bytes as `git log -S` counts them), not overlapping. */
+function countText<N extends { readonly length: number }>(
+  haystack: { indexOf(needle: N, from?: number): number },
+  needle: N,
+): number {
   let count = 0
   for (
     let at = haystack.indexOf(needle);
