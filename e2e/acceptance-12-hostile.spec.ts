@@ -130,6 +130,17 @@ test('a line’s reply link follows its conversation’s new title, and gives wa
   await expect(line.getByRole('button', { name: /^Open the reply that wrote this/ })).toHaveCount(0)
   await expect(line.getByRole('button', { name: /^Claude, .*Open this change$/ })).toHaveCount(1)
   await expect(page.getByText('This conversation no longer exists')).toHaveCount(0)
+  // The change's header and its timeline row say so too (both read "A conversation" and linked).
+  const goneHere = 'The conversation this change came from has been deleted'
+  await expect(history.view.getByTitle(goneHere).filter({ hasText: /^From / })).toHaveText(
+    'From a deleted conversation',
+  )
+  await expect(history.row('Claude created notes.md').getByTitle(goneHere)).toHaveText(
+    'Conversation deleted',
+  )
+  await expect(history.view.getByTitle('Open the conversation this change came from')).toHaveCount(
+    0,
+  )
   await shootBoth(page, cairn, 'blame-conversation-deleted-1440')
   await page.setViewportSize({ width: 880, height: 560 })
   await expect(gone).toBeVisible()

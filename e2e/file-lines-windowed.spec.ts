@@ -161,14 +161,15 @@ test('a search hit far down a long file opens in view, and the place read is kep
   await expect(heron).toBeInViewport({ timeout: 30_000 })
   await memory.searchFor('')
 
-  // Another program (or Claude) changes the first line: the view keeps the line one reads.
+  // Another program (or Claude) changes a line above the one read (line 29,979, its top just
+  // scrolled out of view): the view keeps the line one reads where it was.
   await scrollToLine(content, 29_979)
   const reading = content.getByText(/^Line 29980: the river/)
   await expect(reading).toBeInViewport()
   const before = (await reading.boundingBox())!.y
-  all[29_981] = 'Line 29982: the river changed its bed.'
+  all[29_978] = 'Line 29979: the river changed its bed.'
   await writeFile(file, `${all.join('\n')}\n`)
-  await expect(content.getByText('Line 29982: the river changed its bed.')).toBeInViewport({
+  await expect(content.getByText('Line 29979: the river changed its bed.')).toBeInViewport({
     timeout: 30_000,
   })
   await expect(reading).toBeInViewport()

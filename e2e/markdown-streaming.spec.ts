@@ -39,7 +39,7 @@ interface LongTasks {
 }
 
 for (const scheme of ['light', 'dark'] as const) {
-  test(`a streamed reply of thousands of marks never freezes the window; one of hundreds is formatted once complete (${scheme})`, async ({
+  test(`a streamed reply of thousands of marks is shown plain with a note; one of hundreds is shown plain while streaming and formatted once complete (${scheme})`, async ({
     page,
     cairn,
     anthropic,

@@ -76,6 +76,15 @@ describe('inlineLevels', () => {
     expect(inlineLevels('[a\n\n[b').links).toBe(1)
     expect(inlineLevels('~a~\n\n~b~').strike).toBe(2)
   })
+
+  it('counts a bracket after an even run of backslashes: in \\\\[ the backslash escapes itself', () => {
+    expect(inlineLevels('\\\\[a').links).toBe(1)
+    expect(inlineLevels('\\\\\\[a \\\\\\]').links).toBe(0)
+    expect(inlineLevels('[[a\\\\] [b').links).toBe(2)
+    // 5,000 of them took 11 s to parse and were formatted all the same.
+    expect(inlineLevels('\\\\['.repeat(5000)).links).toBe(5000)
+    expect(unformattable(`${'\\\\['.repeat(5000)}x`)).toBe('marks')
+  })
 })
 
 describe('inlineLevels of lists and headings', () => {

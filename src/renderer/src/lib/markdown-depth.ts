@@ -107,6 +107,8 @@ export function inlineLevels(text: string): InlineLevels {
       headingLine = false
     } else if (char !== ' ' && char !== '\t' && char !== '\r') {
       lineHasText = true
+      // Only an odd run of backslashes escapes: in `\\[` the backslash escapes itself.
+      const escaped = previous === '\\' && runLength % 2 === 1
       runLength = char === previous ? runLength + 1 : 1
       if (char === '*' || char === '_') {
         // The first mark of a run opens a level, and every second one after it another.
@@ -115,9 +117,9 @@ export function inlineLevels(text: string): InlineLevels {
         // Counted where the run ends: one or two marks open a level.
         if (runLength <= 2 && text[i + 1] !== '~' && ++strikeHere > strike) strike = strikeHere
       } else if (char === '[') {
-        if (previous !== '\\' && ++linksHere > links) links = linksHere
+        if (!escaped && ++linksHere > links) links = linksHere
       } else if (char === ']') {
-        if (previous !== '\\' && linksHere > 0) linksHere--
+        if (!escaped && linksHere > 0) linksHere--
       }
     }
     previous = char

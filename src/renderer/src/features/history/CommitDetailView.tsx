@@ -50,6 +50,7 @@ export function CommitDetailView(props: {
   readonly wrap: boolean
   readonly onWrapChange: (wrap: boolean) => void
   readonly conversationTitle: (id: string) => string
+  readonly conversationDeleted: (id: string) => boolean
   readonly onOpenConversation: (id: string) => void
   readonly onSelectOid: (oid: string) => void
   readonly onRequest: (request: RestoreRequest) => void
@@ -95,6 +96,7 @@ export function CommitDetailView(props: {
             <ConversationLink
               prefix="From "
               title={`“${props.conversationTitle(conversationId)}”`}
+              deleted={props.conversationDeleted(conversationId)}
               onOpen={() => props.onOpenConversation(conversationId)}
             />
           )}

@@ -58,6 +58,7 @@ export function TimelineArea(props: {
           now={props.now}
           version={snapshot.version}
           conversationTitle={history.conversationTitle}
+          conversationDeleted={history.conversationDeleted}
           onSelect={history.onSelectRow}
           onOpenConversation={props.onOpenConversation}
         />
@@ -93,6 +94,7 @@ export function DetailArea(props: {
           wrap={history.wrap}
           onWrapChange={history.setWrap}
           conversationTitle={history.conversationTitle}
+          conversationDeleted={history.conversationDeleted}
           onOpenConversation={props.onOpenConversation}
           onSelectOid={history.selectOid}
           onRequest={history.setRequest}

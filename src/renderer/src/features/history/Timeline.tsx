@@ -24,6 +24,7 @@ export function Timeline(props: {
   /** Changes whenever the store loaded something (re-checks a pending keyboard move). */
   readonly version: number
   readonly conversationTitle: (id: string) => string
+  readonly conversationDeleted: (id: string) => boolean
   readonly onSelect: (commit: CommitSummary, index: number) => void
   readonly onOpenConversation: (id: string) => void
 }) {
@@ -137,6 +138,7 @@ export function Timeline(props: {
                   now={props.now}
                   heading={opensDay(item.index) ? dayHeading(commit.time, props.now) : null}
                   conversationTitle={props.conversationTitle}
+                  conversationDeleted={props.conversationDeleted}
                   onOpenConversation={props.onOpenConversation}
                 />
               ) : (

@@ -18,6 +18,7 @@ export function TimelineRow(props: {
   readonly now: number
   readonly heading: string | null
   readonly conversationTitle: (id: string) => string
+  readonly conversationDeleted: (id: string) => boolean
   readonly onOpenConversation: (id: string) => void
   readonly badges?: ReactNode
 }) {
@@ -61,6 +62,7 @@ export function TimelineRow(props: {
             {conversationId && (
               <ConversationLink
                 title={props.conversationTitle(conversationId)}
+                deleted={props.conversationDeleted(conversationId)}
                 tabIndex={-1}
                 onOpen={() => props.onOpenConversation(conversationId)}
               />

@@ -187,6 +187,7 @@ export function useHistory(target: HistoryTarget | null) {
     filePaths: files.value ?? [],
     conversations,
     conversationTitle: titleOf,
+    conversationDeleted: deleted,
     blameActions,
     mode,
     setMode,

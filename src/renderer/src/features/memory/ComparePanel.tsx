@@ -12,6 +12,20 @@ const STATUS: Readonly<Record<string, string>> = {
 }
 
 /**
+ * The change to show: the selected file's when it changed, else the first. A file moved since
+ * is found by either name (the tree of memory at the reply has its old one).
+ */
+export function shownChange<T extends { readonly path: string; readonly oldPath: string | null }>(
+  changes: ReadonlyArray<T>,
+  selected: string | null,
+): T | undefined {
+  if (selected === null) return changes[0]
+  return (
+    changes.find((change) => change.path === selected || change.oldPath === selected) ?? changes[0]
+  )
+}
+
+/**
  * Memory at a reply compared with memory now: the files that differ, and the diff of the
  * one selected (the open file when it changed, else the first).
  */
@@ -25,10 +39,7 @@ export function ComparePanel(props: {
 }) {
   const { comparison } = props
   const changes = comparison?.changes ?? []
-  // A file moved since is found by either name: the tree of memory at the reply has its old one.
-  const shown =
-    changes.find((change) => change.path === props.selected || change.oldPath === props.selected) ??
-    changes[0]
+  const shown = shownChange(changes, props.selected)
   return (
     <section className="mem-compare" aria-label="Compared with now">
       {props.error && (
