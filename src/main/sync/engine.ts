@@ -283,12 +283,7 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
       // Maintenance may fold them now: taken in, or removed as refused (see `fetchFs`). A
       // `.keep` left (a disk that fails the unlink) is judged again by the next sync, as is one
       // of packs this sync did not judge.
-      try {
-        if (judged) releaseFetchedPacks(ctx.git.gitdir, packs)
-        else leaveFetchedPacks(ctx.git.gitdir, packs)
-      } catch (failure) {
-        ctx.remote.logger?.warn('A fetched pack could not be left to maintenance yet', failure)
-      }
+      settleFetchedPacks(ctx, packs, judged)
     }
     if (step.kind === 'incomplete') {
       // A remote that sent part of what its `main` needs (a pack lacking an object its
@@ -360,19 +355,39 @@ async function judgeLeftPacks(ctx: EngineContext, refused: string): Promise<void
     left = await ctx.git.transfer(() => unjudgedPacks(gitdir))
     if (left.length === 0) return
     const tracking = await readRef(gitdir, TRACKING_REF)
-    const names = left.map((pack) => pack.name)
     judged = await dropRefusedFetch(
       ctx,
-      names,
+      left.map((pack) => pack.name),
       tracking === refused ? null : tracking,
-      sinceOf(left),
+      sinceOf(left.map((pack) => pack.since)),
     )
   } catch (failure) {
     ctx.remote.logger?.warn('Packs an earlier fetch left could not be judged', failure)
   } finally {
-    const names = left.map((pack) => pack.name)
-    if (judged) releaseFetchedPacks(gitdir, names)
-    else leaveFetchedPacks(gitdir, names)
+    // A `.keep` the disk would not delete is logged, never the sync's error: the refusal is.
+    settleFetchedPacks(
+      ctx,
+      left.map((pack) => pack.name),
+      judged,
+    )
+  }
+}
+
+/**
+ * Releases the packs `names` a sync is done with (`judged`: taken in, or removed as refused) to
+ * maintenance, or leaves them to the next sync. A `.keep` left (a disk that fails the unlink) is
+ * judged again by the next sync: logged, never the sync's error.
+ */
+function settleFetchedPacks(
+  ctx: EngineContext,
+  names: ReadonlyArray<string>,
+  judged: boolean,
+): void {
+  try {
+    if (judged) releaseFetchedPacks(ctx.git.gitdir, names)
+    else leaveFetchedPacks(ctx.git.gitdir, names)
+  } catch (failure) {
+    ctx.remote.logger?.warn('A fetched pack could not be left to maintenance yet', failure)
   }
 }
 
