@@ -267,7 +267,12 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
             // The tracking ref goes back to the remote's `main` seen before, unless an earlier
             // fetch may have moved it onto what is refused now (it then goes).
             const back = left.length > 0 || seenBefore === remote ? null : seenBefore
-            judged = await dropRefusedFetch(ctx, packs, back, sinceOf([refsBefore, ...left]))
+            judged = await dropRefusedFetch(
+              ctx,
+              packs,
+              back,
+              sinceOf([refsBefore, ...left.map((pack) => pack.since)]),
+            )
           }
           // Which commit was refused, so that the next sync need not fetch it again.
           if (error instanceof RefusedContentError && remote !== null) {
@@ -397,12 +402,9 @@ function settleFetchedPacks(
  * Each set reaches only objects stored before its fetch, so a commit in every set reaches
  * only objects stored before the earliest of them.
  */
-function sinceOf(
-  notes: ReadonlyArray<ReadonlyArray<string> | null | UnjudgedPack>,
-): ReadonlyArray<string> {
-  const sets = notes.map((note) => (note !== null && 'name' in note ? note.since : note))
-  if (sets.some((set) => set === null)) return []
-  const [first = [], ...rest] = sets as ReadonlyArray<ReadonlyArray<string>>
+function sinceOf(notes: ReadonlyArray<ReadonlyArray<string> | null>): ReadonlyArray<string> {
+  if (notes.some((set) => set === null)) return []
+  const [first = [], ...rest] = notes as ReadonlyArray<ReadonlyArray<string>>
   return first.filter((oid) => rest.every((set) => set.includes(oid)))
 }
 
