@@ -18,6 +18,7 @@ import {
   serializeCommit,
   type HistoryGit,
   type HistorySession,
+  wrongKindDetail,
 } from '../history'
 import { CairnError } from '../lib/errors'
 import { cutWithEllipsis, escapeInvisible, foldedName } from '../lib/text'
@@ -237,7 +238,7 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
             if (
               remote !== null &&
               isUnreadableObject(error) &&
-              ((error.oid === remote && error.detail === 'not a commit') ||
+              ((error.oid === remote && error.detail === wrongKindDetail('commit')) ||
                 !(await localReaches(ctx.git, session.head(), error.oid)))
             ) {
               throw new RefusedContentError(
