@@ -28,6 +28,7 @@ export { DamagedHistoryError, entryNameProblem, wrongKindDetail } from './damage
 export { keepsNoCopy, MAX_VERSIONED_BYTES } from './work-tree'
 export { wholeEntryHeader } from './objects/pack-writer'
 export { reaches } from './objects/reaches'
+export { entryNameAt } from './objects/tree-entry'
 export { moveIntoDamaged } from './objects/damaged-folder'
 export {
   MAIN_REF,
