@@ -10,6 +10,7 @@ import type {
 } from '@anthropic-ai/sdk/resources/beta'
 import type { CommitSummary, StoredBlock, StoredMessage, TokenUsage } from '../../shared/types'
 import { editedText } from '../../shared/review'
+import { isRecord } from '../lib/records'
 import { wellFormed } from '../lib/text'
 import type { MemoryResult } from '../memory'
 
@@ -131,7 +132,7 @@ function toApiBlock(block: StoredBlock): BetaContentBlockParam {
         name: block.name,
         // One stored before Cairn gave such calls an empty input: the API refuses a request
         // resending an input that is not an object, so the conversation would fail for good.
-        input: isInputObject(block.input)
+        input: isRecord(block.input)
           ? (wellFormedValue(block.input) as Record<string, unknown>)
           : {},
       }
@@ -156,11 +157,6 @@ const TOOL_USE_ID = /^[a-zA-Z0-9_-]+$/
 export function sendableToolUseId(id: string): string {
   if (id === '' || TOOL_USE_ID.test(id)) return id
   return `toolu_${createHash('sha256').update(id).digest('hex').slice(0, 32)}`
-}
-
-/** True for what the API takes as a tool call's input: an object (no array, no `null`). */
-export function isInputObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 // A tool call's input as JSON holds it: every string in it (keys too) made well-formed.

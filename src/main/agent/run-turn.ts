@@ -13,9 +13,9 @@ import type { AgentEvent, Settings, StoredBlock, StoredMessage } from '../../sha
 import type { ExecuteOutcome, Origin } from '../history'
 import { CairnError, diskFailure } from '../lib/errors'
 import type { Logger } from '../lib/logger'
+import { isRecord } from '../lib/records'
 import { parseMemoryPath, type MemoryExecutor, type MemoryResult } from '../memory'
 import {
-  isInputObject,
   NOT_RUN_CUT_OFF,
   NOT_RUN_ENDED,
   NOT_RUN_STOPPED,
@@ -482,7 +482,7 @@ function withinImageBudget(
 function asSendableCalls(content: ReadonlyArray<BetaContentBlock>): void {
   for (const block of content) {
     if (block.type !== 'tool_use') continue
-    if (!isInputObject(block.input)) block.input = {}
+    if (!isRecord(block.input)) block.input = {}
     if (typeof block.id === 'string') block.id = sendableToolUseId(block.id)
   }
 }

@@ -7,6 +7,14 @@
 import { CairnError } from '../lib/errors'
 import { TEMP_FILE_PREFIX } from '../lib/folders'
 
+/**
+ * The `detail` of an object read as a kind it is not (a folder's id naming a commit's record,
+ * the remote's `main` naming a tree): one wording, which callers tell apart by.
+ */
+export function wrongKindDetail(kind: 'blob' | 'tree' | 'commit'): string {
+  return `not a ${kind}`
+}
+
 /** An object of the history that cannot be used; `detail` completes "…: <detail>". */
 export class DamagedHistoryError extends Error {
   readonly code = 'EDAMAGED'

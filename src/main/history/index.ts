@@ -24,10 +24,11 @@ export type {
 export { AUTHORS, formatCommitMessage, parseCommitMessage, type CommitMeta } from './commit-message'
 export type { CommitIntent } from './repo'
 export { EMPTY_TREE_OID } from './repo'
-export { DamagedHistoryError, entryNameProblem } from './damage'
+export { DamagedHistoryError, entryNameProblem, wrongKindDetail } from './damage'
 export { keepsNoCopy, MAX_VERSIONED_BYTES } from './work-tree'
 export { wholeEntryHeader } from './objects/pack-writer'
 export { reaches } from './objects/reaches'
+export { entryNameAt } from './objects/tree-entry'
 export { moveIntoDamaged } from './objects/damaged-folder'
 export {
   MAIN_REF,

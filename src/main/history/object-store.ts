@@ -17,7 +17,7 @@ import { OWN_FILE_CAP } from '../lib/own-file-caps'
 import { isDiskProblem } from '../lib/disk-errors'
 import type { Logger } from '../lib/logger'
 import type { Person } from './commit-message'
-import { DamagedHistoryError, entryNameProblem } from './damage'
+import { DamagedHistoryError, entryNameProblem, wrongKindDetail } from './damage'
 import {
   DamagedObjectError,
   hashObject,
@@ -762,7 +762,7 @@ export function createObjectStore(gitdir: string): ObjectStore {
     } catch (error) {
       throw historyError(oid, error)
     }
-    if (object.type !== type) throw new DamagedHistoryError(oid, `not a ${type}`)
+    if (object.type !== type) throw new DamagedHistoryError(oid, wrongKindDetail(type))
     return object.content
   }
 

@@ -14,6 +14,7 @@ import type { CommitSummary } from '../../shared/types'
 import { writeJsonAtomic } from '../lib/atomic-json'
 import { isMissing } from '../lib/disk'
 import type { Logger } from '../lib/logger'
+import { isRecord } from '../lib/records'
 
 /** Most files the log remembers (the memory tool's own default limit of files). */
 export const MAX_FILES = 20_000
@@ -144,12 +145,12 @@ async function load(file: string, logger: Logger): Promise<Stored | null> {
   }
   try {
     const parsed = JSON.parse(raw) as Partial<Stored> & { version?: unknown }
-    if (parsed.version !== 1 || !isTime(parsed.since) || !isObject(parsed.files)) {
+    if (parsed.version !== 1 || !isTime(parsed.since) || !isRecord(parsed.files)) {
       throw new Error('not a read log')
     }
     const files: Record<string, FileRecord> = {}
     for (const [key, value] of Object.entries(parsed.files)) {
-      if (!key.startsWith('/memories/') || !isObject(value)) continue
+      if (!key.startsWith('/memories/') || !isRecord(value)) continue
       const record = value as Record<string, unknown>
       files[key] = {
         ...(isTime(record.read) ? { read: record.read } : {}),
@@ -179,8 +180,4 @@ function lastUse(record: FileRecord): number {
 
 function isTime(value: unknown): value is number {
   return typeof value === 'number' && Number.isFinite(value) && value >= 0
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

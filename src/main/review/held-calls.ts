@@ -14,6 +14,7 @@ import path from 'node:path'
 import { writeJsonAtomic } from '../lib/atomic-json'
 import { isMissing } from '../lib/disk'
 import type { Logger } from '../lib/logger'
+import { isRecord } from '../lib/records'
 
 /** One held call of Claude's: the conversation and the tool use it answers. */
 export interface HeldCall {
@@ -75,10 +76,6 @@ function heldCallsOf(value: unknown): HeldCall[] | null {
     out.push({ conversationId, toolUseId })
   }
   return out
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
 function isId(value: unknown): value is string {

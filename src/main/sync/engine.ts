@@ -18,6 +18,7 @@ import {
   serializeCommit,
   type HistoryGit,
   type HistorySession,
+  wrongKindDetail,
 } from '../history'
 import { CairnError } from '../lib/errors'
 import { cutWithEllipsis, escapeInvisible, foldedName } from '../lib/text'
@@ -237,7 +238,7 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
             if (
               remote !== null &&
               isUnreadableObject(error) &&
-              ((error.oid === remote && error.detail === 'not a commit') ||
+              ((error.oid === remote && error.detail === wrongKindDetail('commit')) ||
                 !(await localReaches(ctx.git, session.head(), error.oid)))
             ) {
               throw new RefusedContentError(
@@ -267,7 +268,12 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
             // The tracking ref goes back to the remote's `main` seen before, unless an earlier
             // fetch may have moved it onto what is refused now (it then goes).
             const back = left.length > 0 || seenBefore === remote ? null : seenBefore
-            judged = await dropRefusedFetch(ctx, packs, back, sinceOf([refsBefore, ...left]))
+            judged = await dropRefusedFetch(
+              ctx,
+              packs,
+              back,
+              sinceOf([refsBefore, ...left.map((pack) => pack.since)]),
+            )
           }
           // Which commit was refused, so that the next sync need not fetch it again.
           if (error instanceof RefusedContentError && remote !== null) {
@@ -283,12 +289,7 @@ async function run(ctx: EngineContext, choice: JoinChoice | null): Promise<SyncO
       // Maintenance may fold them now: taken in, or removed as refused (see `fetchFs`). A
       // `.keep` left (a disk that fails the unlink) is judged again by the next sync, as is one
       // of packs this sync did not judge.
-      try {
-        if (judged) releaseFetchedPacks(ctx.git.gitdir, packs)
-        else leaveFetchedPacks(ctx.git.gitdir, packs)
-      } catch (failure) {
-        ctx.remote.logger?.warn('A fetched pack could not be left to maintenance yet', failure)
-      }
+      settleFetchedPacks(ctx, packs, judged)
     }
     if (step.kind === 'incomplete') {
       // A remote that sent part of what its `main` needs (a pack lacking an object its
@@ -360,19 +361,39 @@ async function judgeLeftPacks(ctx: EngineContext, refused: string): Promise<void
     left = await ctx.git.transfer(() => unjudgedPacks(gitdir))
     if (left.length === 0) return
     const tracking = await readRef(gitdir, TRACKING_REF)
-    const names = left.map((pack) => pack.name)
     judged = await dropRefusedFetch(
       ctx,
-      names,
+      left.map((pack) => pack.name),
       tracking === refused ? null : tracking,
-      sinceOf(left),
+      sinceOf(left.map((pack) => pack.since)),
     )
   } catch (failure) {
     ctx.remote.logger?.warn('Packs an earlier fetch left could not be judged', failure)
   } finally {
-    const names = left.map((pack) => pack.name)
-    if (judged) releaseFetchedPacks(gitdir, names)
-    else leaveFetchedPacks(gitdir, names)
+    // A `.keep` the disk would not delete is logged, never the sync's error: the refusal is.
+    settleFetchedPacks(
+      ctx,
+      left.map((pack) => pack.name),
+      judged,
+    )
+  }
+}
+
+/**
+ * Releases the packs `names` a sync is done with (`judged`: taken in, or removed as refused) to
+ * maintenance, or leaves them to the next sync. A `.keep` left (a disk that fails the unlink) is
+ * judged again by the next sync: logged, never the sync's error.
+ */
+function settleFetchedPacks(
+  ctx: EngineContext,
+  names: ReadonlyArray<string>,
+  judged: boolean,
+): void {
+  try {
+    if (judged) releaseFetchedPacks(ctx.git.gitdir, names)
+    else leaveFetchedPacks(ctx.git.gitdir, names)
+  } catch (failure) {
+    ctx.remote.logger?.warn('A fetched pack could not be left to maintenance yet', failure)
   }
 }
 
@@ -382,12 +403,9 @@ async function judgeLeftPacks(ctx: EngineContext, refused: string): Promise<void
  * Each set reaches only objects stored before its fetch, so a commit in every set reaches
  * only objects stored before the earliest of them.
  */
-function sinceOf(
-  notes: ReadonlyArray<ReadonlyArray<string> | null | UnjudgedPack>,
-): ReadonlyArray<string> {
-  const sets = notes.map((note) => (note !== null && 'name' in note ? note.since : note))
-  if (sets.some((set) => set === null)) return []
-  const [first = [], ...rest] = sets as ReadonlyArray<ReadonlyArray<string>>
+function sinceOf(notes: ReadonlyArray<ReadonlyArray<string> | null>): ReadonlyArray<string> {
+  if (notes.some((set) => set === null)) return []
+  const [first = [], ...rest] = notes as ReadonlyArray<ReadonlyArray<string>>
   return first.filter((oid) => rest.every((set) => set.includes(oid)))
 }
 

@@ -239,12 +239,19 @@ const keptInUse = new Set<string>()
  */
 export function releaseFetchedPacks(gitdir: string, names: ReadonlyArray<string>): void {
   const packs = path.join(gitdir, 'objects', 'pack')
+  // Out of use, each of them, whatever an unlink does: one failing left the rest held until a
+  // restart. A `.keep` the disk keeps is judged again by the next sync; the first failure is
+  // thrown once every other one is gone.
+  leaveFetchedPacks(gitdir, names)
+  let failure: unknown = null
   for (const name of names) {
-    const keep = path.join(packs, `${name}${FETCH_KEEP}`)
-    // Left for the next sync to judge again should the unlink fail.
-    keptInUse.delete(path.resolve(keep))
-    unlinkIfThere(keep)
+    try {
+      unlinkIfThere(path.join(packs, `${name}${FETCH_KEEP}`))
+    } catch (error) {
+      failure ??= error
+    }
   }
+  if (failure !== null) throw failure
 }
 
 /**

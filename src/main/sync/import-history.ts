@@ -9,6 +9,7 @@ import fs from 'node:fs'
 import git from 'isomorphic-git'
 import {
   EMPTY_TREE_OID,
+  entryNameAt,
   serializeCommit,
   serializeTree,
   type HistoryGit,
@@ -184,8 +185,6 @@ interface ForeignEntry {
   readonly oid: string
 }
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
-
 /**
  * Every entry of a tree made elsewhere, as git lists it, names unchecked: what may enter
  * memory is judged per file (`checkBlob`), so a hostile name (`.git`, `..`, one holding `/`)
@@ -204,12 +203,7 @@ function foreignListing(bytes: Buffer): ForeignEntry[] {
       throw new ImportDamagedError('a folder listing of the history cannot be read')
     }
     const octal = Number.parseInt(bytes.toString('latin1', at, space), 8)
-    let name: string | null
-    try {
-      name = strictUtf8.decode(bytes.subarray(space + 1, nul))
-    } catch {
-      name = null
-    }
+    const name = entryNameAt(bytes, space + 1, nul)
     // git's own reading of old or odd modes (`canon_mode`): a folder, a link, a submodule,
     // else a file, executable or not.
     const kind = octal & 0o170000

@@ -22,6 +22,7 @@ import {
   syncServiceOver,
   trackingFile,
   useSyncServer,
+  withEio,
   type Machine,
 } from './test-support'
 
@@ -159,6 +160,60 @@ it("judges packs left unjudged while a refusal is remembered (no fetch comes): a
   for (const oid of refused) expect(has(laptop, oid), oid).toBe(false)
   expect(keeps(laptop)).toEqual([`${theirs}.keep`])
   expect(readdirSync(packFolder(laptop))).toContain(`${theirs}.pack`)
+  laptop.git('fsck', '--strict')
+  expect(laptop.git('rev-parse', 'main').trim()).toBe(head)
+}, 120_000)
+
+it('a .keep the disk will not delete after judging left packs: the refusal is said, the failure logged, the other pack released', async () => {
+  const logger = createRecordingLogger()
+  const { repo, laptop } = await sync.alone('unjudged-unlink', { logger })
+  const head = laptop.git('rev-parse', 'main').trim()
+  const refused = pushDamaged(repo, 'unlink')
+  expect((await laptop.sync()).error?.code).toBe('sync-unsafe-content')
+  // Two packs left unjudged: an older Cairn's fetch's (a `.keep` noting no commits), of what
+  // `main` holds, and a Test connection's of the refused commit.
+  const blob = laptop.git('rev-parse', 'main:a.md').trim()
+  const older = execGitPack(laptop, blob)
+  writeFileSync(
+    path.join(packFolder(laptop), `${older}.keep`),
+    'cairn: a sync is checking what its fetch brought\n',
+  )
+  const test = () =>
+    laptop.call('sync:test', {
+      url: sync.server.url(repo),
+      username: sync.server.user,
+      token: sync.server.token,
+    })
+  expect((await test()).ok).toBe(true)
+  expect(keeps(laptop)).toHaveLength(2)
+
+  // The first `.keep` to go fails once. Before, the disk's error was the sync's, not the
+  // refusal, and the other pack stayed held until a restart, never judged again.
+  let failing: string | null = null
+  const { result: status, failed } = await withEio(
+    (call) => {
+      if (call.name !== 'unlinkSync' || failing !== null) return false
+      const file = String(call.args[0])
+      if (!file.endsWith('.keep')) return false
+      failing = path.basename(file)
+      return true
+    },
+    () => laptop.sync(),
+  )
+  expect(failed).toBe(1)
+  expect(status.error?.message).toContain('did not download it again')
+  for (const oid of refused) expect(has(laptop, oid), oid).toBe(false)
+  expect(logger.entries.some((e) => e.message.includes('could not be left to maintenance'))).toBe(
+    true,
+  )
+  expect(keeps(laptop)).toEqual([failing])
+
+  // The next sync judges again every pack still kept: none is left held.
+  const withPack = (keep: string) =>
+    readdirSync(packFolder(laptop)).includes(keep.replace(/\.keep$/, '.pack'))
+  expect((await laptop.sync()).error?.message).toContain('did not download it again')
+  expect(keeps(laptop).filter(withPack)).toEqual([])
+  expect(has(laptop, blob)).toBe(true)
   laptop.git('fsck', '--strict')
   expect(laptop.git('rev-parse', 'main').trim()).toBe(head)
 }, 120_000)
