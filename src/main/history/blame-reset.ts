@@ -7,9 +7,9 @@
  * `git blame --first-parent` gives them. The file is followed at its one path: a rename among
  * those commits starts its lines afresh there.
  */
-import { isUtf8 } from 'node:buffer'
 import type { BlameLine } from '../../shared/types'
 import { CairnError } from '../lib/errors'
+import { isLineText, lineText, notTextError, requireTraceableSize } from './blame-lines'
 import { readingVersion } from './damage'
 import { diffLines, splitLines } from './line-diff'
 import type { Lookup } from './lookup'
@@ -35,7 +35,6 @@ export async function blameBeyondIndex(
   indexed: (path: string, at: string) => Promise<ReadonlyArray<BlameLine>>,
   virtual: string,
   oid: string,
-  limits: { readonly maxBytes: number; readonly maxLines: number },
 ): Promise<ReadonlyArray<BlameLine>> {
   await requireVersion(repo, oid)
   const segments = segmentsOf(toRelative(virtual))
@@ -61,16 +60,9 @@ export async function blameBeyondIndex(
 
   const last = await bytesAt(oid)
   if (!last) throw new CairnError('not-found', `${virtual} is not a file in that version.`)
-  if (last.includes(0) || !isUtf8(last)) {
-    throw new CairnError('not-text', `${virtual} is not a text file, so it has no lines to trace.`)
-  }
+  if (!isLineText(last)) throw notTextError(virtual)
   const lastLines = splitLines(last)
-  if (last.length > limits.maxBytes || lastLines.count > limits.maxLines) {
-    throw new CairnError(
-      'too-large',
-      `${virtual} is too large to trace line by line: Cairn traces files of up to ${limits.maxLines.toLocaleString('en-US')} lines and 2 MB.`,
-    )
-  }
+  requireTraceableSize(virtual, last.length, lastLines.count)
 
   // The owner of each line of the version before the first commit the index lacks, with the
   // index's mark when the trace there stopped short (damage met, or a version it cannot see
@@ -111,14 +103,10 @@ export async function blameBeyondIndex(
   }
 
   const text = Buffer.from(last.buffer, last.byteOffset, last.length)
-  return owners.map(({ commit, damagedBefore }, i) => {
-    let end = lastLines.starts[i + 1] as number
-    if (end > (lastLines.starts[i] as number) && text[end - 1] === 0x0a) end--
-    return {
-      line: i + 1,
-      text: text.toString('utf8', lastLines.starts[i], end),
-      commit,
-      ...(damagedBefore ? { damagedBefore } : {}),
-    }
-  })
+  return owners.map(({ commit, damagedBefore }, i) => ({
+    line: i + 1,
+    text: lineText(text, lastLines.starts, i),
+    commit,
+    ...(damagedBefore ? { damagedBefore } : {}),
+  }))
 }
