@@ -25,6 +25,17 @@ afterEach(async () => {
   await cleanup()
 })
 
+/** The memory on `dir`, each change a minute after the one before. */
+async function openMemory(): Promise<VersionedMemory> {
+  let time = 1_700_000_000_000
+  return (memory = await openVersionedMemory({
+    dataDir: dir,
+    watch: false,
+    now: () => (time += 60_000),
+    logger: createRecordingLogger(),
+  }))
+}
+
 /**
  * Three commits: notes.md made, plan.md made, notes.md edited (the reply's commit); Cairn left
  * open, as it is when a person works on its history with git beside it.
@@ -35,13 +46,7 @@ async function seed(): Promise<{
   second: string
   reply: string
 }> {
-  let time = 1_700_000_000_000
-  const m = (memory = await openVersionedMemory({
-    dataDir: dir,
-    watch: false,
-    now: () => (time += 60_000),
-    logger: createRecordingLogger(),
-  }))
+  const m = await openMemory()
   const first = await run(m, { command: 'create', path: '/memories/notes.md', file_text: 'one\n' })
   const second = await run(m, {
     command: 'create',
@@ -154,13 +159,7 @@ describe('what Claude saw at a reply whose commit a reset --hard left behind', (
   // mendX: the lines kept from the newest version the index holds lost its blame's marks, and
   // a version there too large (or not text) to trace gave its lines as its own, unmarked.
   it('keeps the "may be older" mark on the lines it takes from a version it could not trace', async () => {
-    let time = 1_700_000_000_000
-    const m = (memory = await openVersionedMemory({
-      dataDir: dir,
-      watch: false,
-      now: () => (time += 60_000),
-      logger: createRecordingLogger(),
-    }))
+    const m = await openMemory()
     const count = BLAME_MAX_LINES + 1
     const lines = Array.from({ length: count }, (_, i) => `l${i + 1}`)
     const big = await run(m, {
