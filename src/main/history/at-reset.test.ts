@@ -1,7 +1,9 @@
 import { execFileSync } from 'node:child_process'
+import { chmod, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { CairnError } from '../lib/errors'
+import { BLAME_MAX_LINES } from './blame'
 import { createRecordingLogger } from '../lib/logger'
 import { openVersionedMemory, type VersionedMemory } from './index'
 import { CLAUDE, gitAsAnn, gitCli, tempDataDir } from './test-helpers'
@@ -23,6 +25,17 @@ afterEach(async () => {
   await cleanup()
 })
 
+/** The memory on `dir`, each change a minute after the one before. */
+async function openMemory(): Promise<VersionedMemory> {
+  let time = 1_700_000_000_000
+  return (memory = await openVersionedMemory({
+    dataDir: dir,
+    watch: false,
+    now: () => (time += 60_000),
+    logger: createRecordingLogger(),
+  }))
+}
+
 /**
  * Three commits: notes.md made, plan.md made, notes.md edited (the reply's commit); Cairn left
  * open, as it is when a person works on its history with git beside it.
@@ -33,13 +46,7 @@ async function seed(): Promise<{
   second: string
   reply: string
 }> {
-  let time = 1_700_000_000_000
-  const m = (memory = await openVersionedMemory({
-    dataDir: dir,
-    watch: false,
-    now: () => (time += 60_000),
-    logger: createRecordingLogger(),
-  }))
+  const m = await openMemory()
   const first = await run(m, { command: 'create', path: '/memories/notes.md', file_text: 'one\n' })
   const second = await run(m, {
     command: 'create',
@@ -147,6 +154,63 @@ describe('what Claude saw at a reply whose commit a reset --hard left behind', (
     expect(gitCli(dir, 'rev-parse', 'HEAD^{tree}')).toBe(
       gitCli(dir, 'rev-parse', `${reply}^{tree}`),
     )
+  }, 60_000)
+
+  // mendX: the lines kept from the newest version the index holds lost its blame's marks, and
+  // a version there too large (or not text) to trace gave its lines as its own, unmarked.
+  it('keeps the "may be older" mark on the lines it takes from a version it could not trace', async () => {
+    const m = await openMemory()
+    const count = BLAME_MAX_LINES + 1
+    const lines = Array.from({ length: count }, (_, i) => `l${i + 1}`)
+    const big = await run(m, {
+      command: 'create',
+      path: '/memories/big.md',
+      file_text: `${lines.join('\n')}\n`,
+    })
+    await expect(m.blame('/memories/big.md', big)).rejects.toMatchObject({ code: 'too-large' })
+    const trimmed = await run(m, {
+      command: 'str_replace',
+      path: '/memories/big.md',
+      old_str: lines.slice(-3).join('\n'),
+      new_str: 'end',
+    })
+    resetHard(big)
+    await run(m, { command: 'create', path: '/memories/later.md', file_text: 'l\n' })
+    expect((await m.log({ offset: 0, limit: 10 })).entries.map((e) => e.oid)).not.toContain(trimmed)
+
+    const blamed = await m.blame('/memories/big.md', trimmed)
+    expect(blamed).toHaveLength(count - 2)
+    const kept = blamed.slice(0, -1)
+    expect(kept.every((line) => line.commit.oid === big && line.damagedBefore === true)).toBe(true)
+    expect(blamed.at(-1)).toMatchObject({ text: 'end', commit: { oid: trimmed } })
+    expect(blamed.at(-1)).not.toHaveProperty('damagedBefore')
+  }, 120_000)
+
+  it('keeps the mark of a line whose trace met damage before the version it starts from', async () => {
+    const { m, first, reply } = await seed()
+    const fourth = await run(m, {
+      command: 'str_replace',
+      path: '/memories/notes.md',
+      old_str: 'one, then two',
+      new_str: 'one, then two\nthree',
+    })
+    resetHard(reply)
+    await run(m, { command: 'create', path: '/memories/later.md', file_text: 'l\n' })
+    // The first version of notes.md is lost: the index's trace of "one, then two" stops at
+    // the reply, and says so.
+    const blob = gitCli(dir, 'rev-parse', `${first}:notes.md`).trim()
+    const file = path.join(dir, 'history.git', 'objects', blob.slice(0, 2), blob.slice(2))
+    await chmod(file, 0o644)
+    await rm(file)
+    expect(
+      (await m.blame('/memories/notes.md', reply)).map((l) => [l.commit.oid, l.damagedBefore]),
+    ).toEqual([[reply, true]])
+
+    const blamed = await m.blame('/memories/notes.md', fourth)
+    expect(blamed.map((l) => [l.text, l.commit.oid, l.damagedBefore ?? false])).toEqual([
+      ['one, then two', reply, true],
+      ['three', fourth, false],
+    ])
   }, 60_000)
 
   it('says plainly that the history was rewritten outside Cairn once the version is gone', async () => {

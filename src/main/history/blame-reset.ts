@@ -7,9 +7,9 @@
  * `git blame --first-parent` gives them. The file is followed at its one path: a rename among
  * those commits starts its lines afresh there.
  */
-import { isUtf8 } from 'node:buffer'
-import type { BlameLine, CommitSummary } from '../../shared/types'
+import type { BlameLine } from '../../shared/types'
 import { CairnError } from '../lib/errors'
+import { isLineText, lineText, notTextError, requireTraceableSize } from './blame-lines'
 import { readingVersion } from './damage'
 import { diffLines, splitLines } from './line-diff'
 import type { Lookup } from './lookup'
@@ -17,6 +17,9 @@ import { segmentsOf, toRelative } from './paths'
 import { toSummary } from './queries'
 import { requireVersion, type RepoView } from './read'
 import { entryFromCommit } from './side-index'
+
+/** A line's commit, and whether its trace stopped short there (`BlameLine.damagedBefore`). */
+type Owner = Pick<BlameLine, 'commit' | 'damagedBefore'>
 
 /** Commits outside the index walked back at most before the trace is refused. */
 export const BEYOND_INDEX_LIMIT = 1_000
@@ -32,7 +35,6 @@ export async function blameBeyondIndex(
   indexed: (path: string, at: string) => Promise<ReadonlyArray<BlameLine>>,
   virtual: string,
   oid: string,
-  limits: { readonly maxBytes: number; readonly maxLines: number },
 ): Promise<ReadonlyArray<BlameLine>> {
   await requireVersion(repo, oid)
   const segments = segmentsOf(toRelative(virtual))
@@ -58,30 +60,28 @@ export async function blameBeyondIndex(
 
   const last = await bytesAt(oid)
   if (!last) throw new CairnError('not-found', `${virtual} is not a file in that version.`)
-  if (last.includes(0) || !isUtf8(last)) {
-    throw new CairnError('not-text', `${virtual} is not a text file, so it has no lines to trace.`)
-  }
+  if (!isLineText(last)) throw notTextError(virtual)
   const lastLines = splitLines(last)
-  if (last.length > limits.maxBytes || lastLines.count > limits.maxLines) {
-    throw new CairnError(
-      'too-large',
-      `${virtual} is too large to trace line by line: Cairn traces files of up to ${limits.maxLines.toLocaleString('en-US')} lines and 2 MB.`,
-    )
-  }
+  requireTraceableSize(virtual, last.length, lastLines.count)
 
-  // The owner of each line of the version before the first commit the index lacks.
-  let owners: CommitSummary[] = []
+  // The owner of each line of the version before the first commit the index lacks, with the
+  // index's mark when the trace there stopped short (damage met, or a version it cannot see
+  // past): a kept line keeps the mark, as it would in the index's own blame.
+  let owners: Owner[] = []
   let before: Uint8Array = new Uint8Array(0)
   const baseBytes = base === null ? null : await bytesAt(base)
   if (base !== null && baseBytes) {
     before = baseBytes
     try {
-      owners = (await indexed(virtual, base)).map((line) => line.commit)
+      owners = (await indexed(virtual, base)).map(({ commit, damagedBefore }) =>
+        damagedBefore ? { commit, damagedBefore } : { commit },
+      )
     } catch (error) {
-      // Not text or too large there: its lines are taken as that version's own.
+      // Not text or too large there: its lines are taken as that version's own, marked as
+      // possibly older, since nothing before it was traced.
       if (!(error instanceof CairnError) || error.code === 'history-damaged') throw error
-      const summary = toSummary(repo.entry(base)!)
-      owners = Array.from({ length: splitLines(baseBytes).count }, () => summary)
+      const owner: Owner = { commit: toSummary(repo.entry(base)!), damagedBefore: true }
+      owners = Array.from({ length: splitLines(baseBytes).count }, () => owner)
     }
   }
   for (const commit of beyond.reverse()) {
@@ -89,11 +89,12 @@ export async function blameBeyondIndex(
     const summary = toSummary(
       await readingVersion(commit, () => entryFromCommit(repo.store, commit)),
     )
-    const next: CommitSummary[] = []
+    const written: Owner = { commit: summary }
+    const next: Owner[] = []
     let kept = 0
     for (const hunk of diffLines(before, after)) {
       while (kept < hunk.oldStart) next.push(owners[kept++]!)
-      for (let i = 0; i < hunk.newCount; i++) next.push(summary)
+      for (let i = 0; i < hunk.newCount; i++) next.push(written)
       kept = hunk.oldStart + hunk.oldCount
     }
     while (kept < owners.length) next.push(owners[kept++]!)
@@ -102,9 +103,10 @@ export async function blameBeyondIndex(
   }
 
   const text = Buffer.from(last.buffer, last.byteOffset, last.length)
-  return owners.map((commit, i) => {
-    let end = lastLines.starts[i + 1] as number
-    if (end > (lastLines.starts[i] as number) && text[end - 1] === 0x0a) end--
-    return { line: i + 1, text: text.toString('utf8', lastLines.starts[i], end), commit }
-  })
+  return owners.map(({ commit, damagedBefore }, i) => ({
+    line: i + 1,
+    text: lineText(text, lastLines.starts, i),
+    commit,
+    ...(damagedBefore ? { damagedBefore } : {}),
+  }))
 }

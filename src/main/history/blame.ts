@@ -22,10 +22,10 @@
  * the lines that would have gone to it stay with the commit after it, marked
  * `damagedBefore` so the view can say they may be older. Such a walk is not kept.
  */
-import { isUtf8 } from 'node:buffer'
 import type { BlameLine, CommitSummary } from '../../shared/types'
 import { CairnError } from '../lib/errors'
 import type { Logger } from '../lib/logger'
+import { isLineText, lineText, notTextError, requireTraceableSize } from './blame-lines'
 import { blameBeyondIndex } from './blame-reset'
 import { loadBlame, saveBlame } from './blame-store'
 import { DamagedHistoryError, readingVersion } from './damage'
@@ -38,12 +38,7 @@ import { treeOf, type RepoView } from './read'
 import type { IndexEntry } from './side-index'
 import { diffNodes } from './tree-state'
 
-/**
- * Largest file traced: its answer repeats a commit per line, so a 10 MB file (400,000 lines)
- * made a 133 MB answer for a view nobody can read. Past it, a `too-large` error says so.
- */
-export const BLAME_MAX_BYTES = 2_000_000
-export const BLAME_MAX_LINES = 20_000
+export { BLAME_MAX_BYTES, BLAME_MAX_LINES } from './blame-lines'
 
 /** Most file versions whose provenance is kept in memory. */
 export const BLAME_CACHE_SIZE = 64
@@ -168,7 +163,7 @@ export function createBlamer(
     utf8 = false,
   ): Promise<Lines | null> {
     const bytes = await repo.store.readBlob(blob)
-    if (utf8 && (bytes.includes(0) || !isUtf8(bytes))) return null
+    if (utf8 && !isLineText(bytes)) return null
     return like ? table.splitLike(bytes, like) : table.split(bytes)
   }
 
@@ -259,10 +254,7 @@ export function createBlamer(
     if (!oid) throw new CairnError('not-found', `${virtual} is not in the history.`)
     // A commit reset away outside Cairn (its objects still there) has no place in the index.
     if (!repo.entry(oid)) {
-      return blameBeyondIndex(repo, lookup, blame, virtual, oid, {
-        maxBytes: BLAME_MAX_BYTES,
-        maxLines: BLAME_MAX_LINES,
-      })
+      return blameBeyondIndex(repo, lookup, blame, virtual, oid)
     }
     const atPosition = positionOf(oid) as number
     // Line ids for this walk: each version is compared with the next by numbers.
@@ -276,18 +268,8 @@ export function createBlamer(
       }
       return { blob: found, lines: await readLines(found, table, undefined, true) }
     })
-    if (!lines) {
-      throw new CairnError(
-        'not-text',
-        `${virtual} is not a text file, so it has no lines to trace.`,
-      )
-    }
-    if (lines.bytes.length > BLAME_MAX_BYTES || lines.count > BLAME_MAX_LINES) {
-      throw new CairnError(
-        'too-large',
-        `${virtual} is too large to trace line by line: Cairn traces files of up to ${BLAME_MAX_LINES.toLocaleString('en-US')} lines and 2 MB.`,
-      )
-    }
+    if (!lines) throw notTextError(virtual)
+    requireTraceableSize(virtual, lines.bytes.length, lines.count)
     const producer = producerOf(virtual, atPosition)
     const { owners, cut } =
       producer >= 0
@@ -309,11 +291,9 @@ export function createBlamer(
         summary = toSummary(ancestry.entry(position))
         summaries.set(position, summary)
       }
-      let end = lines.starts[i + 1] as number
-      if (end > (lines.starts[i] as number) && text[end - 1] === 0x0a) end--
       result.push({
         line: i + 1,
-        text: text.toString('utf8', lines.starts[i], end),
+        text: lineText(text, lines.starts, i),
         commit: summary,
         ...(cut?.[i] ? { damagedBefore: true } : {}),
       })

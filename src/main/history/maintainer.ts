@@ -328,6 +328,7 @@ export function createMaintainer(options: {
           report = await repack(store.db, tips, {
             pause,
             aborted: () => stopped,
+            logger: options.logger,
             exclusive: (step) => gate.change(step, () => stopped),
             beforeRemoval: quiet,
             removeBatch: own ? (paths) => own.unlink(paths) : undefined,

@@ -36,7 +36,7 @@ import {
 import { folderAsHead } from './head-match'
 import { createObjectStore, initRepository, writeMainRef, type ObjectStore } from './object-store'
 import { damagedIndexes } from './objects/index-check'
-import { reindexPack } from './objects/index-pack'
+import { reindexPacks } from './objects/index-pack'
 import { removePackLeftovers } from './objects/pack-writer'
 import {
   commitBody,
@@ -422,15 +422,13 @@ async function loadState(
       ),
     ]
     if (unindexed.length > 0 || leftOut.length > 0) {
-      for (const name of [...unindexed, ...leftOut]) {
-        // A pack gone since it was listed (a person's `git gc` deleted it) needs nothing.
-        const rebuilt = await reindexPack(gitdir, name)
-        if (rebuilt === 'rebuilt') {
-          if (leftOut.includes(name)) findings.packsReindexed = (findings.packsReindexed ?? 0) + 1
-          logger?.warn(`History open: the index of ${name} was built again from its pack`)
-        } else if (rebuilt === 'not-whole' && unindexed.includes(name)) {
-          moveIntoDamaged(gitdir, path.join(packDir, `${name}.pack`), `${name}.pack`)
-        }
+      const rebuilt = await reindexPacks(gitdir, [...unindexed, ...leftOut], {
+        keepAside: new Set(unindexed),
+        by: 'History open',
+        logger,
+      })
+      for (const name of rebuilt) {
+        if (leftOut.includes(name)) findings.packsReindexed = (findings.packsReindexed ?? 0) + 1
       }
       store.db.reopen()
     }

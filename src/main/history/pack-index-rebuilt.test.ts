@@ -180,17 +180,26 @@ describe('a pack index lost or damaged after git gc', () => {
     await seed()
     const commits = gitCli(dir, 'rev-list', 'main').trim().split('\n')
     const pack = gc()
+    const logger = createRecordingLogger()
     const memory = await openVersionedMemory({
       dataDir: dir,
       watch: false,
       maintenance: false,
-      logger: createRecordingLogger(),
+      logger,
     })
     try {
       fs.chmodSync(pack.idx, 0o644)
       fs.rmSync(pack.idx)
       await memory.maintain()
       expect(fs.readFileSync(pack.idx).equals(pack.original)).toBe(true)
+      // Told as open tells it (mendX: the pass rebuilt it without a word).
+      const name = path.basename(pack.idx, '.idx')
+      expect(logger.entries).toContainEqual(
+        expect.objectContaining({
+          level: 'warn',
+          message: `History maintenance: the index of ${name} was built again from its pack`,
+        }),
+      )
       expect(fs.existsSync(path.join(gitdir(), 'cairn-damaged'))).toBe(false)
       for (const oid of commits) {
         const listed = gitCli(dir, 'ls-tree', '-r', '--name-only', oid).trim().split('\n')

@@ -12,6 +12,7 @@
  */
 import path from 'node:path'
 import { disk, isMissing, syncFolder } from '../../lib/disk'
+import type { Logger } from '../../lib/logger'
 import { crc32 } from './crc32'
 import { moveIntoDamaged } from './damaged-folder'
 import { hashObject, isFormatError } from './object-database'
@@ -135,4 +136,33 @@ export async function reindexPack(
   disk.renameSync(temp, final)
   await syncFolder(packDir).catch(() => undefined)
   return 'rebuilt'
+}
+
+/**
+ * `reindexPack` for each of `names` in turn, each rebuilt told to `logger` (`by` says who asks:
+ * "History open", "History maintenance"). A pack of `keepAside` that nothing can index (not
+ * whole) is moved into `cairn-damaged/`; one gone since it was listed needs nothing. Returns
+ * the names whose index was built again.
+ */
+export async function reindexPacks(
+  gitdir: string,
+  names: Iterable<string>,
+  options: {
+    readonly keepAside: ReadonlySet<string>
+    readonly by: string
+    readonly logger?: Logger
+    readonly pause?: () => Promise<void> | undefined
+  },
+): Promise<string[]> {
+  const rebuilt: string[] = []
+  for (const name of names) {
+    const outcome = await reindexPack(gitdir, name, options.pause)
+    if (outcome === 'rebuilt') {
+      rebuilt.push(name)
+      options.logger?.warn(`${options.by}: the index of ${name} was built again from its pack`)
+    } else if (outcome === 'not-whole' && options.keepAside.has(name)) {
+      moveIntoDamaged(gitdir, path.join(gitdir, 'objects', 'pack', `${name}.pack`), `${name}.pack`)
+    }
+  }
+  return rebuilt
 }

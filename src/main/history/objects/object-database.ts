@@ -149,6 +149,11 @@ export class ObjectDatabase {
     return this.packList
   }
 
+  /** Bytes of objects `open` gave that were hashed to check them (see `recordStarts`). */
+  hashedFrom(open: OpenPack): number {
+    return this.hashedBytes.get(open) ?? 0
+  }
+
   /**
    * Re-reads the pack folder: opens packs that appeared, closes those that went. Returns true
    * when the set changed. A pack whose index or data cannot be read is left out (its objects

@@ -106,19 +106,25 @@ describe('packed objects checked by their records', () => {
     // The fixture is what the check is for: most versions are deltas.
     expect(records.filter((r) => blobs.includes(r.oid) && r.delta).length).toBeGreaterThan(20)
     const db = open()
-    const index = db.packs()[0]!.index
+    const pack = db.packs()[0]!
+    const index = pack.index
     expect(index.hasRecordStarts()).toBe(false)
-    // The first version read (13 KB) is hashed: more than 128 bytes per object of this pack
-    // (90), so the record starts are sorted at the next read that builds an object.
-    expect(db.read(blobs[0]!).content.equals(gitBytes(blobs[0]!))).toBe(true)
+    // other.md (25 KB) is hashed: more than 128 bytes per object of this pack (90), so the
+    // record starts are sorted at the next read that builds an object.
+    const other = git('rev-parse', 'main:other.md').trim()
+    expect(db.read(other).content.equals(gitBytes(other))).toBe(true)
     expect(index.hasRecordStarts()).toBe(false)
-    // Newest to oldest as blame reads them, then again (from the cache), oldest first.
+    const hashed = db.hashedFrom(pack)
+    expect(hashed).toBe(gitBytes(other).length)
+    // Newest to oldest as blame reads them, then again, oldest first.
     for (const oid of [...blobs, ...[...blobs].reverse()]) {
       const object = db.read(oid)
       expect(object.type).toBe('blob')
       expect(object.content.equals(gitBytes(oid))).toBe(true)
     }
     expect(index.hasRecordStarts()).toBe(true)
+    // Each version was taken by its records' CRC-32s: not one more byte was hashed.
+    expect(db.hashedFrom(pack)).toBe(hashed)
     // Commits and trees too.
     for (const { oid, type } of records.filter((r) => r.type !== 'blob')) {
       const object = db.read(oid)

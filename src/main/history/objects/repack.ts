@@ -19,8 +19,8 @@ import { parseCommit, parseTree, type RawCommit, type RawTreeEntry } from '../ob
 import { isFormatError, type ObjectDatabase, type OpenPack } from './object-database'
 import type { ObjectKind, RawObject } from './pack-file'
 import { ByteLru } from './byte-lru'
-import { moveIntoDamaged } from './damaged-folder'
-import { reindexPack } from './index-pack'
+import type { Logger } from '../../lib/logger'
+import { reindexPacks } from './index-pack'
 import { OidSet } from './oid-set'
 import { PackIndex } from './pack-index'
 import { SortedTree, TreeCursor, treeShape } from './tree-bytes'
@@ -60,6 +60,8 @@ export interface RepackOptions {
   readonly aborted?: () => boolean
   /** Called at each step (crash tests kill the process there). */
   readonly onStep?: (step: RepackStep) => void
+  /** Told of each pack whose lost index was built again. */
+  readonly logger?: Logger
   /** Fold every pack into the new one instead of only the small ones. */
   readonly mergeAll?: boolean
   /**
@@ -150,11 +152,12 @@ export async function repack(
   await exclusive(async () => {
     const unindexed: string[] = []
     removePackLeftovers(db.packDir, 0, Date.now(), unindexed)
-    const gitdir = path.join(db.packDir, '..', '..')
-    for (const name of unindexed) {
-      if ((await reindexPack(gitdir, name, pause)) !== 'not-whole') continue
-      moveIntoDamaged(gitdir, path.join(db.packDir, `${name}.pack`), `${name}.pack`)
-    }
+    await reindexPacks(path.join(db.packDir, '..', '..'), unindexed, {
+      keepAside: new Set(unindexed),
+      by: 'History maintenance',
+      logger: options.logger,
+      pause,
+    })
   })
   db.refresh()
 
