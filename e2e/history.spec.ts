@@ -126,7 +126,7 @@ test('the user brings back a file from its older deletion and gets that version'
   await expect(memory.content('plan.md')).not.toContainText('SECOND')
 })
 
-test('the user reverts one str_replace, and a revert that would lose later changes is refused', async ({
+test('the user reverts one str_replace, and reverting it again says memory already matches', async ({
   page,
   cairn,
   anthropic,
@@ -155,11 +155,12 @@ test('the user reverts one str_replace, and a revert that would lose later chang
   await memory.openFile('tools.md')
   await expect(memory.content('tools.md')).toContainText('Editor: vim')
 
-  // The file changed since that str_replace (the revert itself): reverting it again is refused.
+  // The file is back as it was before that str_replace (the revert itself): reverting it
+  // again has nothing to undo, says so and commits nothing.
   await history.open()
   await history.select(history.row(/^Claude edited tools\.md/))
   await history.revertSelected()
-  await expect(history.pane.getByRole('alert')).toContainText('changed since')
+  await expect(history.notice).toContainText('already matches how it was before that change')
   await expect(history.count).toHaveText('3 changes')
   await memory.open()
   await expect(memory.content('tools.md')).toContainText('Editor: vim')
